@@ -1,0 +1,43 @@
+// Package stream is the hand-off between the stdout receiver's transports
+// (stdin, tailed files, Fluent Forward) and its line decoder.
+package stream
+
+import (
+	"context"
+	"time"
+)
+
+// Line is one line of an application's output, as a transport delivered it.
+type Line struct {
+	// Data is the line without its trailing newline. It is only valid until
+	// the Sink it was passed to returns: the sink copies what it keeps.
+	Data []byte
+	// Time is when the container runtime saw the line (CRI, docker, forward);
+	// zero when the transport has no timestamp of its own (stdin, raw files).
+	Time time.Time
+	// Stream is "stdout", "stderr" or "" when unknown.
+	Stream string
+	// Truncated is set when the transport cut the line at its size limit.
+	Truncated bool
+}
+
+// Attr is a string attribute shared by every line of a Batch.
+type Attr struct {
+	Key, Value string
+}
+
+// Batch is a run of lines from one source.
+type Batch struct {
+	// Attrs describe the source: for example log.file.path for a tailed
+	// file, container_name/container_id/fluent.tag for a forward client.
+	Attrs []Attr
+	Lines []Line
+}
+
+// Sink takes a batch into the pipeline. It blocks until the pipeline has
+// accepted every line, retrying with backoff while the pipeline refuses
+// (memory limiter, full queue), so a transport that waits on it stops reading
+// its source: that is the sidecar's flow control. It returns an error only
+// when ctx is done (shutdown); the batch was then not delivered, so the
+// transport must not acknowledge it or commit its offset.
+type Sink func(ctx context.Context, b Batch) error
