@@ -1,0 +1,67 @@
+package tail
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// Formats a tailed file can be read as.
+const (
+	FormatAuto   = "auto"
+	FormatCRI    = "cri"
+	FormatDocker = "docker"
+	FormatRaw    = "raw"
+)
+
+// Where a file first seen at startup starts being read.
+const (
+	StartAtEnd       = "end"
+	StartAtBeginning = "beginning"
+)
+
+// Config is the YAML under receivers.stdout.files.
+type Config struct {
+	Include      []string      `mapstructure:"include"`       // globs, required
+	Exclude      []string      `mapstructure:"exclude"`       // globs matched against the same paths
+	Format       string        `mapstructure:"format"`        // auto (default) | cri | docker | raw
+	StartAt      string        `mapstructure:"start_at"`      // end (default) | beginning
+	PollInterval time.Duration `mapstructure:"poll_interval"` // default 200ms
+}
+
+// NewDefaultConfig returns the defaults: auto format, start at end, 200ms polls.
+func NewDefaultConfig() Config {
+	return Config{
+		Format:       FormatAuto,
+		StartAt:      StartAtEnd,
+		PollInterval: 200 * time.Millisecond,
+	}
+}
+
+// Validate checks the globs and the enumerated values.
+func (c *Config) Validate() error {
+	var errs []error
+	if len(c.Include) == 0 {
+		errs = append(errs, errors.New("files: include needs at least one glob"))
+	}
+	for _, g := range append(append([]string(nil), c.Include...), c.Exclude...) {
+		if _, err := filepath.Match(g, ""); err != nil {
+			errs = append(errs, fmt.Errorf("files: bad glob %q: %w", g, err))
+		}
+	}
+	switch c.Format {
+	case "", FormatAuto, FormatCRI, FormatDocker, FormatRaw:
+	default:
+		errs = append(errs, fmt.Errorf("files: format %q: want auto, cri, docker or raw", c.Format))
+	}
+	switch c.StartAt {
+	case "", StartAtEnd, StartAtBeginning:
+	default:
+		errs = append(errs, fmt.Errorf("files: start_at %q: want end or beginning", c.StartAt))
+	}
+	if c.PollInterval < 0 {
+		errs = append(errs, fmt.Errorf("files: poll_interval %v must not be negative", c.PollInterval))
+	}
+	return errors.Join(errs...)
+}
