@@ -3,6 +3,7 @@ package main
 
 import (
 	"os"
+	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -10,6 +11,8 @@ import (
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
 	"go.opentelemetry.io/collector/otelcol"
+
+	"github.com/sidecarhq/sidecar/configs"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -20,11 +23,42 @@ func main() {
 		BuildInfo: component.BuildInfo{Command: "sidecar", Description: "Ships an app's logs and spans to Axiom", Version: version},
 		Factories: components,
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
-			ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory(), envprovider.NewFactory(), yamlprovider.NewFactory()},
-			DefaultScheme:     "env",
+			URIs: []string{configs.DefaultURI},
+			ProviderFactories: []confmap.ProviderFactory{
+				configs.NewProviderFactory(),
+				fileprovider.NewFactory(),
+				envprovider.NewFactory(),
+				yamlprovider.NewFactory(),
+			},
+			DefaultScheme: "env",
 		}},
 	})
+	cmd.SetArgs(withDefaultConfig(os.Args[1:]))
 	if err := cmd.Execute(); err != nil {
 		os.Exit(1)
 	}
+}
+
+// withDefaultConfig keeps the embedded default when only --set is given: the
+// collector would otherwise replace the default with the --set values alone,
+// leaving an empty config. With an explicit --config the user is in charge.
+func withDefaultConfig(args []string) []string {
+	hasSet := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		switch {
+		case a == "--config" || strings.HasPrefix(a, "--config="):
+			return args
+		case a == "--set" || strings.HasPrefix(a, "--set="):
+			hasSet = true
+		}
+	}
+	if !hasSet {
+		return args
+	}
+	// Appended, so that it also reaches subcommands such as validate; the
+	// collector puts --config values before --set values whatever the order.
+	return append(args, "--config="+configs.DefaultURI)
 }
