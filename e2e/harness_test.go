@@ -54,16 +54,20 @@ type Sidecar struct {
 type Option func(*startOptions)
 
 type startOptions struct {
-	env   []string
-	args  []string
-	stdin bool
+	env     []string
+	args    []string
+	argsSet bool
+	stdin   bool
 }
 
 // WithEnv adds "KEY=value" variables to the sidecar's environment.
 func WithEnv(kv ...string) Option { return func(o *startOptions) { o.env = append(o.env, kv...) } }
 
-// WithArgs replaces the default arguments (--config file:<the config>).
-func WithArgs(args ...string) Option { return func(o *startOptions) { o.args = args } }
+// WithArgs replaces the default arguments (--config file:<the config>);
+// WithArgs() with none runs the sidecar on its embedded default config.
+func WithArgs(args ...string) Option {
+	return func(o *startOptions) { o.args, o.argsSet = args, true }
+}
 
 // WithStdin connects a pipe to the sidecar's stdin, exposed as Sidecar.Stdin.
 func WithStdin() Option { return func(o *startOptions) { o.stdin = true } }
@@ -78,7 +82,7 @@ func StartSidecar(t *testing.T, configYAML string, opts ...Option) *Sidecar {
 		opt(&o)
 	}
 	dir := t.TempDir()
-	if o.args == nil {
+	if !o.argsSet {
 		path := filepath.Join(dir, "config.yaml")
 		if err := os.WriteFile(path, []byte(configYAML), 0o600); err != nil {
 			t.Fatal(err)
