@@ -1,0 +1,354 @@
+// Package axiomtest is a fake Axiom server for tests, benchmarks and local
+// setups. It enforces Axiom's documented ingest and OTLP contract (routes,
+// auth, content types, encodings, the 10k events limit, the IngestStatus
+// answer and the transformations applied to stored events), records what
+// arrived, and can script faults (rate limits, 5xx, slow answers, connection
+// resets, partial failures). See /work/shared/research/axiom.md §5.
+package axiomtest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Option configures a Server.
+type Option func(*config)
+
+type config struct {
+	addr      string
+	tokens    map[string]bool // nil: any syntactically valid token
+	datasets  map[string]bool // nil: every dataset exists
+	countOnly bool
+	maxEvents int
+}
+
+// WithTokens restricts the accepted tokens; by default any token that starts
+// with xaat- (API token) or xapt- (personal token) is accepted.
+func WithTokens(tokens ...string) Option {
+	return func(c *config) {
+		c.tokens = make(map[string]bool, len(tokens))
+		for _, t := range tokens {
+			c.tokens[t] = true
+		}
+	}
+}
+
+// WithDatasets makes only these datasets exist; others answer 404. By default
+// every dataset exists.
+func WithDatasets(names ...string) Option {
+	return func(c *config) {
+		c.datasets = make(map[string]bool, len(names))
+		for _, n := range names {
+			c.datasets[n] = true
+		}
+	}
+}
+
+// WithCountOnly counts events, spans and bytes per dataset and stores nothing;
+// requests are still validated. For benchmarks.
+func WithCountOnly() Option { return func(c *config) { c.countOnly = true } }
+
+// WithMaxEvents sets the events-per-request limit (Axiom's is 10000).
+func WithMaxEvents(n int) Option { return func(c *config) { c.maxEvents = n } }
+
+// WithAddr listens on addr instead of 127.0.0.1:0 (for cmd/fakeaxiom).
+func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
+
+// Server is a running fake Axiom. Its methods are safe for concurrent use.
+type Server struct {
+	cfg      config
+	listener net.Listener
+	http     *http.Server
+	closing  chan struct{}
+	closeOne sync.Once
+
+	mu       sync.Mutex
+	faults   faultQueues
+	datasets map[string]*dataset
+	requests []Request
+	totals   counters
+	changed  chan struct{} // closed and replaced whenever data arrives
+}
+
+// Request is one request the server saw, accepted or not.
+type Request struct {
+	Method, Path, Dataset string
+	Status                int         // 0 when the connection was reset
+	Header                http.Header // as received (tests check auth/content headers; never log it)
+	Events, Spans         int         // accepted in this request (Events counts OTLP log records on /v1/logs)
+	Received              time.Time
+}
+
+// New starts a fake Axiom on 127.0.0.1 at a free port; it serves at once.
+func New(opts ...Option) (*Server, error) {
+	cfg := config{addr: "127.0.0.1:0", maxEvents: 10000}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.maxEvents <= 0 {
+		return nil, fmt.Errorf("axiomtest: max events must be positive, got %d", cfg.maxEvents)
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return nil, fmt.Errorf("axiomtest: listen: %w", err)
+	}
+	s := &Server{
+		cfg:      cfg,
+		listener: ln,
+		closing:  make(chan struct{}),
+		faults:   faultQueues{},
+		datasets: map[string]*dataset{},
+		changed:  make(chan struct{}),
+	}
+	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			panic(fmt.Sprintf("axiomtest: serve: %v", err))
+		}
+	}()
+	return s, nil
+}
+
+// NewForTest is New for tests: it fails t on error and closes the server when
+// the test ends.
+func NewForTest(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s, err := New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// URL is the base URL, "http://127.0.0.1:port", to give clients.
+func (s *Server) URL() string { return "http://" + s.Addr() }
+
+// Addr is the listening host:port.
+func (s *Server) Addr() string { return s.listener.Addr().String() }
+
+// Close stops serving, cuts open connections and ends pending fault delays.
+func (s *Server) Close() {
+	s.closeOne.Do(func() {
+		close(s.closing)
+		_ = s.http.Close()
+	})
+}
+
+// Fail scripts the answers to the next len(faults) requests for dataset, in
+// order; "" matches any request on any route. Afterwards normal service
+// resumes. A dataset's own faults are used before the catch-all ones.
+func (s *Server) Fail(dataset string, faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[dataset] = append(s.faults[dataset], faults...)
+}
+
+// Handler serves the Axiom API plus the fake's own read-back routes:
+// GET /_fake/stats (Stats as JSON) and GET /_fake/events/{dataset} (stored
+// events as NDJSON).
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /_fake/stats", s.serveStats)
+	mux.HandleFunc("GET /_fake/events/{dataset}", s.serveStoredEvents)
+	mux.HandleFunc("/", s.serveAPI)
+	return mux
+}
+
+// route is what the fake knows about one API path.
+type route int
+
+const (
+	routeUnknown route = iota
+	routeLegacyIngest
+	routeEdgeIngest
+	routeTraces
+	routeLogs
+	routeMetrics
+)
+
+// parseRoute maps a path to its route and, for ingest routes, the dataset.
+func parseRoute(path string) (route, string) {
+	switch path {
+	case "/v1/traces":
+		return routeTraces, ""
+	case "/v1/logs":
+		return routeLogs, ""
+	case "/v1/metrics":
+		return routeMetrics, ""
+	}
+	if rest, ok := strings.CutPrefix(path, "/v1/datasets/"); ok {
+		if name, ok := strings.CutSuffix(rest, "/ingest"); ok && validDatasetName(name) {
+			return routeLegacyIngest, name
+		}
+	}
+	if name, ok := strings.CutPrefix(path, "/v1/ingest/"); ok && validDatasetName(name) {
+		return routeEdgeIngest, name
+	}
+	return routeUnknown, ""
+}
+
+// validDatasetName follows axiom-go's rule: 1-80 characters of [a-zA-Z0-9-_.].
+func validDatasetName(name string) bool {
+	if name == "" || len(name) > 80 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// otlpDataset reads the dataset of an OTLP request: the signal-specific
+// header overrides X-Axiom-Dataset.
+func otlpDataset(rt route, h http.Header) string {
+	switch rt {
+	case routeTraces:
+		if v := h.Get("X-Axiom-Traces-Dataset"); v != "" {
+			return v
+		}
+	case routeLogs:
+		if v := h.Get("X-Axiom-Logs-Dataset"); v != "" {
+			return v
+		}
+	case routeMetrics:
+		if v := h.Get("X-Axiom-Metrics-Dataset"); v != "" {
+			return v
+		}
+	}
+	return h.Get("X-Axiom-Dataset")
+}
+
+// serveAPI validates a request in Axiom's order (route, method, scripted
+// fault, auth, dataset) and hands it to the route's handler.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	rec := &recorder{ResponseWriter: w}
+	rec.Header().Set("X-Axiom-Trace-Id", newTraceID())
+	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Received: time.Now()}
+	rt, ds := parseRoute(r.URL.Path)
+	if rt == routeTraces || rt == routeLogs || rt == routeMetrics {
+		ds = otlpDataset(rt, r.Header)
+	}
+	req.Dataset = ds
+
+	s.mu.Lock()
+	fault, faulted := s.faults.next(ds)
+	s.mu.Unlock()
+
+	var res result
+	switch {
+	case faulted && !s.wait(r, fault.Delay):
+		res = result{} // client gone or server closing: nothing was answered
+	case faulted && fault.Reset:
+		resetConnection(w, r)
+	case faulted && fault.Status != 0:
+		writeFault(rec, fault)
+	default:
+		res = s.serveRoute(rec, r, rt, ds, fault.RejectEvents)
+	}
+	req.Status = rec.status
+	req.Events, req.Spans = res.events+res.logRecords, res.spans
+	s.record(req, res)
+}
+
+// wait sleeps d unless the request or the server ends first.
+func (s *Server) wait(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.closing:
+		return false
+	}
+}
+
+func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt route, ds string, rejectFirst int) result {
+	if rt == routeUnknown {
+		writeError(w, http.StatusNotFound, "Not found")
+		return result{}
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return result{}
+	}
+	if !s.authorized(r, rt) {
+		writeError(w, http.StatusForbidden, "Forbidden")
+		return result{}
+	}
+	if rt == routeMetrics {
+		// Metrics are out of scope for the sidecar; answering 404 makes a
+		// misrouted metrics pipeline fail loudly.
+		writeError(w, http.StatusNotFound, "Not found: metrics are not supported by the fake")
+		return result{}
+	}
+	if ds == "" {
+		writeMessage(w, http.StatusBadRequest, "missing dataset: set the X-Axiom-Dataset header")
+		return result{}
+	}
+	if s.cfg.datasets != nil && !s.cfg.datasets[ds] {
+		writeError(w, http.StatusNotFound, "Not found")
+		return result{}
+	}
+	switch rt {
+	case routeTraces, routeLogs:
+		return s.serveOTLP(w, r, rt, ds)
+	default:
+		return s.serveIngest(w, r, ds, rejectFirst)
+	}
+}
+
+// authorized checks the bearer token. Personal tokens (xapt-) need an org ID
+// and are refused on the edge ingest route, which takes API tokens only.
+func (s *Server) authorized(r *http.Request, rt route) bool {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	personal := strings.HasPrefix(token, "xapt-")
+	if !personal && !strings.HasPrefix(token, "xaat-") || len(token) == len("xaat-") {
+		return false
+	}
+	if s.cfg.tokens != nil && !s.cfg.tokens[token] {
+		return false
+	}
+	if personal && (rt == routeEdgeIngest || r.Header.Get("X-Axiom-Org-Id") == "") {
+		return false
+	}
+	return true
+}
+
+// recorder remembers the status written, for Requests().
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
