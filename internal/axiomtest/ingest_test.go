@@ -98,3 +98,5 @@ func TestIngestStatusIsExact(t *testing.T) {
 		}
 	}
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
