@@ -241,7 +241,9 @@ func TestChunkedBody(t *testing.T) {
 
 func TestMaxEvents(t *testing.T) {
 	lines := func(n int) []byte { return []byte(strings.Repeat("{\"a\":1}\n", n)) }
-	array := func(n int) []byte { return []byte("[" + strings.TrimSuffix(strings.Repeat(`{"a":[1,{"b":"],"}]},`, n), ",") + "]") }
+	array := func(n int) []byte {
+		return []byte("[" + strings.TrimSuffix(strings.Repeat(`{"a":[1,{"b":"],"}]},`, n), ",") + "]")
+	}
 	for _, countOnly := range []bool{false, true} {
 		opts := []Option{}
 		if countOnly {
