@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+
+	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
 )
 
 // components lists every component compiled into the sidecar.
@@ -32,6 +34,7 @@ func components() (otelcol.Factories, error) {
 	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
 		debugexporter.NewFactory(),
 		otlphttpexporter.NewFactory(),
+		axiomexporter.NewFactory(),
 	); err != nil {
 		return f, err
 	}

@@ -1,0 +1,75 @@
+package axiomexporter
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.uber.org/zap"
+)
+
+// maxThrottleWait caps how long one 429/430 makes us wait. A 430 (monthly
+// ingest limit) can name a reset days away; we retry at least every minute
+// instead, until retry_on_failure.max_elapsed_time gives up.
+const maxThrottleWait = time.Minute
+
+// statusLimitExceeded is Axiom's non-standard "ingest or query limit reached".
+const statusLimitExceeded = 430
+
+// answerKind says what to do with a request after Axiom's answer.
+type answerKind int
+
+const (
+	answerRetry     answerKind = iota // 5xx, 408, transport errors: back off and retry
+	answerThrottle                    // 429, 430: wait for the reset, then retry
+	answerPermanent                   // other 4xx: drop, retrying cannot help
+)
+
+func classifyStatus(status int) answerKind {
+	switch {
+	case status == http.StatusTooManyRequests || status == statusLimitExceeded:
+		return answerThrottle
+	case status == http.StatusRequestTimeout || status >= 500:
+		return answerRetry
+	default:
+		return answerPermanent
+	}
+}
+
+// retryError wraps err for exporterhelper: a throttle delay until reset
+// (capped), or a plain error for exponential backoff when reset is unknown.
+func retryError(err error, reset time.Time) error {
+	if reset.IsZero() {
+		return err
+	}
+	wait := min(max(time.Until(reset), 0), maxThrottleWait)
+	return exporterhelper.NewThrottleRetry(err, wait)
+}
+
+// resetFromHeaders reads X-IngestLimit-Reset or X-RateLimit-Reset (epoch
+// seconds); zero when absent or unparsable.
+func resetFromHeaders(h http.Header) time.Time {
+	for _, name := range []string{"X-IngestLimit-Reset", "X-RateLimit-Reset"} {
+		if v := h.Get(name); v != "" {
+			if secs, err := strconv.ParseInt(v, 10, 64); err == nil && secs > 0 {
+				return time.Unix(secs, 0)
+			}
+		}
+	}
+	return time.Time{}
+}
+
+// rejected handles a permanent rejection: it counts the items, logs once
+// per status and dataset (Axiom answers every request the same way until
+// the configuration is fixed) and returns the error exporterhelper drops.
+func (b *base) rejected(status int, dataset string, items int, err error) error {
+	b.tel.rejected.Add(b.ctx, int64(items), b.tel.signalAttributes)
+	if b.rejectedOnce.first(strconv.Itoa(status) + "/" + dataset) {
+		b.set.Logger.Error("Axiom rejected a request; dropping its data without retrying (logged once per status and dataset, counted in axiom_exporter_items_rejected)",
+			zap.String("dataset", dataset), zap.Int("status", status), zap.Error(err), zap.Int("items", items))
+	}
+	return consumererror.NewPermanent(fmt.Errorf("dataset %q: %w", dataset, err))
+}

@@ -1,0 +1,172 @@
+package axiomexporter
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/exporter"
+	"go.uber.org/zap"
+)
+
+// base is what the logs and traces exporters share: configuration, the HTTP
+// client (or the local file), self-metrics and the shutdown deadline.
+type base struct {
+	cfg     *Config
+	set     exporter.Settings
+	tel     *telemetry
+	dataset string
+	// localPath is the file written instead of sending (local_dir mode).
+	localPath string
+
+	client *http.Client
+	file   *appendFile
+
+	// ctx is cancelled once shutdown_timeout has passed during Shutdown;
+	// every request runs under it so a stuck Axiom cannot hold shutdown.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	rejectedOnce  onceSet
+	droppedOnce   sync.Once
+	partialLogged everyInterval
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile string) (*base, error) {
+	if dataset == "" {
+		return nil, fmt.Errorf("the axiom exporter is used in a %s pipeline but %s_dataset is not set", signal, signal)
+	}
+	tel, err := newTelemetry(set.MeterProvider, signal)
+	if err != nil {
+		return nil, err
+	}
+	b := &base{cfg: cfg, set: set, tel: tel, dataset: dataset, partialLogged: everyInterval{interval: time.Minute}}
+	if cfg.localMode() {
+		b.localPath = filepath.Join(cfg.LocalDir, localFile)
+	}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	return b, nil
+}
+
+func (b *base) start(ctx context.Context, host component.Host, what string) error {
+	if b.localPath != "" {
+		f, err := openAppend(b.localPath)
+		if err != nil {
+			return err
+		}
+		b.file = f
+		b.set.Logger.Warn(fmt.Sprintf("%s is not set: writing %s to %s instead of sending to Axiom", tokenEnvVar, what, b.localPath))
+		return nil
+	}
+	cc := b.httpClientConfig()
+	client, err := cc.ToClient(ctx, host.GetExtensions(), b.set.TelemetrySettings)
+	if err != nil {
+		return err
+	}
+	b.client = client
+	return nil
+}
+
+// httpClientConfig maps our small set of HTTP knobs onto confighttp. The
+// org id travels as a header on every request: axiom-go itself would send
+// it only with personal tokens.
+func (b *base) httpClientConfig() confighttp.ClientConfig {
+	cc := confighttp.NewDefaultClientConfig()
+	cc.Timeout = b.cfg.Timeout
+	cc.TLS = b.cfg.TLS
+	cc.ProxyURL = b.cfg.ProxyURL
+	cc.Headers = append(cc.Headers, b.cfg.Headers...)
+	if b.cfg.OrgID != "" {
+		if _, set := cc.Headers.Get("X-Axiom-Org-Id"); !set {
+			cc.Headers.Set("X-Axiom-Org-Id", configopaque.String(b.cfg.OrgID))
+		}
+	}
+	return cc
+}
+
+func (b *base) shutdown(context.Context) error {
+	b.cancel()
+	if b.file != nil {
+		return b.file.close()
+	}
+	if b.client != nil {
+		b.client.CloseIdleConnections()
+	}
+	return nil
+}
+
+// boundShutdown runs the exporterhelper shutdown (which drains the queue)
+// with shutdown_timeout as its limit: after it, in-flight and remaining
+// requests are cancelled.
+// Calling it again returns the first result (exporterhelper panics on a
+// second Shutdown).
+func (b *base) boundShutdown(ctx context.Context, inner func(context.Context) error) error {
+	b.shutdownOnce.Do(func() {
+		t := time.AfterFunc(b.cfg.ShutdownTimeout, b.cancel)
+		defer t.Stop()
+		b.shutdownErr = inner(ctx)
+	})
+	return b.shutdownErr
+}
+
+// requestContext derives a request context that also ends at the shutdown
+// deadline.
+func (b *base) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(b.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// droppedOnShutdown counts items a request could not deliver because the
+// shutdown deadline passed, and says so once.
+func (b *base) droppedOnShutdown(items int) {
+	b.tel.droppedShutdown.Add(context.Background(), int64(items), b.tel.signalAttributes)
+	b.droppedOnce.Do(func() {
+		where := "they are dropped (counted in axiom_exporter_items_dropped_on_shutdown)"
+		if q := b.cfg.QueueConfig.Get(); q != nil && q.StorageID != nil {
+			where = "they stay in the persistent queue for the next start"
+		}
+		b.set.Logger.Error("shutdown_timeout reached before Axiom accepted everything; "+where,
+			zap.String("dataset", b.dataset), zap.Duration("shutdown_timeout", b.cfg.ShutdownTimeout))
+	})
+}
+
+// appendFile is a file that whole batches are appended to, one write each.
+type appendFile struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func openAppend(path string) (*appendFile, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &appendFile{f: f}, nil
+}
+
+func (a *appendFile) write(p []byte) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, err := a.f.Write(p)
+	return err
+}
+
+func (a *appendFile) close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.f.Close()
+}

@@ -1,0 +1,359 @@
+package axiomexporter
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+)
+
+// This file turns log records into Axiom events, one NDJSON line each. It
+// appends to a caller-owned []byte and never builds maps: the log path must
+// stay cheap (see README.md for the mapping).
+
+// appendEvent appends lr as one NDJSON line. resource is the record's
+// resource attributes already encoded as a JSON object, or empty when there
+// are none. now is the time used when the record carries no timestamp.
+func appendEvent(b []byte, lr plog.LogRecord, raw bool, resource []byte, now time.Time) []byte {
+	body := lr.Body()
+	if raw && body.Type() == pcommon.ValueTypeStr {
+		if obj, ok := rawObject(body.Str()); ok {
+			return appendRawEvent(b, obj, lr.Attributes(), resource)
+		}
+		// A raw record that breaks the contract still reaches Axiom, as a message.
+	}
+	return appendMappedEvent(b, lr, resource, now)
+}
+
+// appendRawEvent writes obj (a JSON object text) as-is, splicing the
+// attributes and resource objects in front of its first field.
+func appendRawEvent(b []byte, obj string, attrs pcommon.Map, resource []byte) []byte {
+	if attrs.Len() == 0 && len(resource) == 0 {
+		b = appendOneLine(b, obj)
+		return append(b, '\n')
+	}
+	b = append(b, '{')
+	if attrs.Len() > 0 {
+		b = append(b, `"attributes":`...)
+		b = appendMap(b, attrs)
+	}
+	if len(resource) > 0 {
+		if attrs.Len() > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"resource":`...)
+		b = append(b, resource...)
+	}
+	rest := obj[1:] // after the object's '{'
+	if !isEmptyObjectRest(rest) {
+		b = append(b, ',')
+	} else {
+		rest = "}"
+	}
+	b = appendOneLine(b, rest)
+	return append(b, '\n')
+}
+
+// rawObject trims JSON whitespace around s and reports whether what is left
+// looks like an object. The body is trusted to be valid JSON (the rawevent
+// contract); this only guards the splice against an obviously broken body.
+func rawObject(s string) (string, bool) {
+	for len(s) > 0 && isJSONSpace(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && isJSONSpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s, len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}'
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// isEmptyObjectRest reports whether rest, the text after an object's '{', is
+// only whitespace and the closing '}'.
+func isEmptyObjectRest(rest string) bool {
+	for i := 0; i < len(rest); i++ {
+		if !isJSONSpace(rest[i]) {
+			return rest[i] == '}'
+		}
+	}
+	return false
+}
+
+// appendOneLine appends s with raw newlines (only possible as whitespace
+// between JSON tokens) turned into spaces, so each event stays one line.
+func appendOneLine(b []byte, s string) []byte {
+	start := len(b)
+	b = append(b, s...)
+	for i := start; i < len(b); i++ {
+		if b[i] == '\n' {
+			b[i] = ' '
+		}
+	}
+	return b
+}
+
+// appendMappedEvent builds an event from an ordinary log record. A body that
+// is a map contributes its fields at the top level and wins over every field
+// the exporter would add.
+func appendMappedEvent(b []byte, lr plog.LogRecord, resource []byte, now time.Time) []byte {
+	var has struct{ time, level, traceID, spanID, attributes, resource bool }
+	b = append(b, '{')
+	body := lr.Body()
+	if body.Type() == pcommon.ValueTypeMap {
+		for k, v := range body.Map().All() {
+			switch k {
+			case "_time":
+				has.time = true
+			case "level":
+				has.level = true
+			case "trace_id":
+				has.traceID = true
+			case "span_id":
+				has.spanID = true
+			case "attributes":
+				has.attributes = true
+			case "resource":
+				has.resource = true
+			}
+			b = appendComma(b)
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendValue(b, v)
+		}
+	} else if !isEmptyValue(body) {
+		b = appendComma(b)
+		b = append(b, `"message":`...)
+		b = appendValue(b, body)
+	}
+	if !has.time {
+		b = appendComma(b)
+		b = append(b, `"_time":`...)
+		b = appendTime(b, eventTime(lr, now))
+	}
+	if !has.level {
+		if level := levelOf(lr); level != "" {
+			b = appendComma(b)
+			b = append(b, `"level":`...)
+			b = appendString(b, level)
+		}
+	}
+	if tid := lr.TraceID(); !has.traceID && !tid.IsEmpty() {
+		b = appendComma(b)
+		b = append(b, `"trace_id":"`...)
+		b = hex.AppendEncode(b, tid[:])
+		b = append(b, '"')
+	}
+	if sid := lr.SpanID(); !has.spanID && !sid.IsEmpty() {
+		b = appendComma(b)
+		b = append(b, `"span_id":"`...)
+		b = hex.AppendEncode(b, sid[:])
+		b = append(b, '"')
+	}
+	if attrs := lr.Attributes(); !has.attributes && attrs.Len() > 0 {
+		b = appendComma(b)
+		b = append(b, `"attributes":`...)
+		b = appendMap(b, attrs)
+	}
+	if !has.resource && len(resource) > 0 {
+		b = appendComma(b)
+		b = append(b, `"resource":`...)
+		b = append(b, resource...)
+	}
+	return append(b, '}', '\n')
+}
+
+// appendComma separates object members: it writes ',' unless b ends with
+// the object's opening '{'.
+func appendComma(b []byte) []byte {
+	if b[len(b)-1] == '{' {
+		return b
+	}
+	return append(b, ',')
+}
+
+func isEmptyValue(v pcommon.Value) bool {
+	switch v.Type() {
+	case pcommon.ValueTypeEmpty:
+		return true
+	case pcommon.ValueTypeStr:
+		return v.Str() == ""
+	case pcommon.ValueTypeBytes:
+		return v.Bytes().Len() == 0
+	}
+	return false
+}
+
+// eventTime is the record's timestamp, else its observed timestamp, else now.
+func eventTime(lr plog.LogRecord, now time.Time) time.Time {
+	if ts := lr.Timestamp(); ts != 0 {
+		return ts.AsTime()
+	}
+	if ts := lr.ObservedTimestamp(); ts != 0 {
+		return ts.AsTime()
+	}
+	return now
+}
+
+// appendTime writes epoch milliseconds (what @axiomhq/pino sends) when t is
+// a whole millisecond, else an RFC3339Nano string so no precision is lost.
+func appendTime(b []byte, t time.Time) []byte {
+	ns := t.UnixNano()
+	if ns%int64(time.Millisecond) == 0 {
+		return strconv.AppendInt(b, ns/int64(time.Millisecond), 10)
+	}
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+// levelOf is the severity text, else the lower-case name of the severity
+// number's range, else "".
+func levelOf(lr plog.LogRecord) string {
+	if s := lr.SeverityText(); s != "" {
+		return s
+	}
+	switch n := lr.SeverityNumber(); {
+	case n <= plog.SeverityNumberUnspecified:
+		return ""
+	case n <= plog.SeverityNumberTrace4:
+		return "trace"
+	case n <= plog.SeverityNumberDebug4:
+		return "debug"
+	case n <= plog.SeverityNumberInfo4:
+		return "info"
+	case n <= plog.SeverityNumberWarn4:
+		return "warn"
+	case n <= plog.SeverityNumberError4:
+		return "error"
+	default:
+		return "fatal"
+	}
+}
+
+// appendMap writes m as a JSON object.
+func appendMap(b []byte, m pcommon.Map) []byte {
+	b = append(b, '{')
+	first := true
+	for k, v := range m.All() {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendValue(b, v)
+	}
+	return append(b, '}')
+}
+
+// appendValue writes v as JSON, keeping its type: ints stay integers and
+// doubles always carry a '.' or an exponent so Axiom stores them as floats.
+func appendValue(b []byte, v pcommon.Value) []byte {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return appendString(b, v.Str())
+	case pcommon.ValueTypeInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case pcommon.ValueTypeDouble:
+		return appendFloat(b, v.Double())
+	case pcommon.ValueTypeBool:
+		return strconv.AppendBool(b, v.Bool())
+	case pcommon.ValueTypeMap:
+		return appendMap(b, v.Map())
+	case pcommon.ValueTypeSlice:
+		b = append(b, '[')
+		s := v.Slice()
+		for i := 0; i < s.Len(); i++ {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendValue(b, s.At(i))
+		}
+		return append(b, ']')
+	case pcommon.ValueTypeBytes:
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, v.Bytes().AsRaw())
+		return append(b, '"')
+	default:
+		return append(b, "null"...)
+	}
+}
+
+// appendFloat formats like encoding/json (NaN and ±Inf, which JSON cannot
+// express, become null), adding ".0" to whole numbers.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	start := len(b)
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 -> e-9, as encoding/json does.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+		return b
+	}
+	for _, c := range b[start:] {
+		if c == '.' {
+			return b
+		}
+	}
+	return append(b, '.', '0')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD so
+// that Axiom never rejects an event for its encoding.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

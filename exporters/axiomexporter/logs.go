@@ -1,0 +1,270 @@
+package axiomexporter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/axiomhq/axiom-go/axiom"
+	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.uber.org/zap"
+
+	"github.com/sidecarhq/sidecar/internal/rawevent"
+)
+
+// maxEventsPerRequest is Axiom's documented limit per ingest request.
+const maxEventsPerRequest = 10_000
+
+// logsExporter sends log records to Axiom's ingest API as native events.
+// It uses axiom-go for the request (edge routing, error types, ingest
+// status) with axiom-go's own retries off: exporterhelper retries, with the
+// queue and the reset-aware throttling.
+type logsExporter struct {
+	*base
+	axiom     *axiom.Client
+	encoders  encoderPool
+	maxEvents int
+}
+
+func newLogsExporter(cfg *Config, set exporter.Settings) (*logsExporter, error) {
+	b, err := newBase(cfg, set, "logs", cfg.LogsDataset, cfg.LogsDataset+".ndjson")
+	if err != nil {
+		return nil, err
+	}
+	return &logsExporter{base: b, encoders: newEncoderPool(), maxEvents: maxEventsPerRequest}, nil
+}
+
+func (e *logsExporter) start(ctx context.Context, host component.Host) error {
+	if err := e.base.start(ctx, host, "logs"); err != nil || e.localPath != "" {
+		return err
+	}
+	opts := []axiom.Option{
+		axiom.SetNoEnv(), // the config is the only source of truth
+		axiom.SetNoRetry(),
+		axiom.SetNoTracing(),
+		axiom.SetClient(e.client),
+		axiom.SetToken(string(e.cfg.Token)),
+		axiom.SetUserAgent("sidecar-axiom-exporter"),
+	}
+	if e.cfg.OrgID != "" {
+		opts = append(opts, axiom.SetOrganizationID(e.cfg.OrgID))
+	}
+	if e.cfg.Edge != "" {
+		opts = append(opts, axiom.SetEdgeURL(e.cfg.apiBaseURL().String()))
+	} else {
+		opts = append(opts, axiom.SetURL(e.cfg.apiBaseURL().String()))
+	}
+	client, err := axiom.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("axiom client: %w", err)
+	}
+	e.axiom = client
+	return nil
+}
+
+// pushLogs encodes ld into requests of at most maxEvents events. When a
+// request fails with a retryable error, only the records from that request
+// on are handed back for retry, so nothing Axiom accepted is sent twice.
+func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
+	enc := e.encoders.get()
+	defer e.encoders.put(enc)
+	now := time.Now()
+	var (
+		start     logPosition // first record of the pending request
+		n         int
+		permanent error
+	)
+	enc.events = enc.events[:0]
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		enc.resource = enc.resource[:0]
+		if attrs := rl.Resource().Attributes(); attrs.Len() > 0 {
+			enc.resource = appendMap(enc.resource, attrs)
+		}
+		sls := rl.ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			sl := sls.At(j)
+			raw := rawevent.IsRawScope(sl)
+			lrs := sl.LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				if n == 0 {
+					start = logPosition{i, j, k}
+				}
+				enc.events = appendEvent(enc.events, lrs.At(k), raw, enc.resource, now)
+				n++
+				if n < e.maxEvents {
+					continue
+				}
+				if err := e.send(ctx, enc, n); err != nil {
+					if !consumererror.IsPermanent(err) {
+						return retryRest(err, ld, start)
+					}
+					permanent = err
+				}
+				enc.events, n = enc.events[:0], 0
+			}
+		}
+	}
+	if n > 0 {
+		if err := e.send(ctx, enc, n); err != nil {
+			if !consumererror.IsPermanent(err) {
+				return retryRest(err, ld, start)
+			}
+			permanent = err
+		}
+	}
+	return permanent
+}
+
+// send delivers the n events in enc.events (NDJSON) as one request.
+func (e *logsExporter) send(ctx context.Context, enc *encoder, n int) error {
+	if e.file != nil {
+		return e.file.write(enc.events)
+	}
+	enc.compressed = enc.zstd.EncodeAll(enc.events, enc.compressed[:0])
+	ctx, done := e.requestContext(ctx)
+	defer done()
+	status, err := e.axiom.Ingest(ctx, e.dataset, bytes.NewReader(enc.compressed), axiom.NDJSON, axiom.Zstd)
+	if err != nil {
+		return e.ingestError(ctx, err, n)
+	}
+	e.tel.request(ctx, 200)
+	e.tel.sent.Add(ctx, int64(status.Ingested), e.tel.signalAttributes)
+	if status.Failed > 0 {
+		e.tel.failed.Add(ctx, int64(status.Failed), e.tel.signalAttributes)
+		if e.partialLogged.allow(time.Now()) {
+			reason := ""
+			if len(status.Failures) > 0 && status.Failures[0] != nil {
+				reason = status.Failures[0].Error
+			}
+			e.set.Logger.Warn("Axiom did not ingest some events (logged at most once a minute, counted in axiom_exporter_items_failed)",
+				zap.String("dataset", e.dataset), zap.Uint64("failed", status.Failed),
+				zap.Uint64("ingested", status.Ingested), zap.String("first_reason", reason))
+		}
+	}
+	return nil
+}
+
+// ingestError classifies an axiom-go error for exporterhelper.
+func (e *logsExporter) ingestError(ctx context.Context, err error, n int) error {
+	var limitErr axiom.LimitError
+	var httpErr axiom.HTTPError
+	switch {
+	case errors.As(err, &limitErr):
+		e.tel.request(ctx, limitErr.Status)
+		return retryError(err, limitErr.Limit.Reset)
+	case errors.As(err, &httpErr):
+		e.tel.request(ctx, httpErr.Status)
+		switch classifyStatus(httpErr.Status) {
+		case answerPermanent:
+			return e.rejected(httpErr.Status, e.dataset, n, err)
+		default: // a 429/430 without limit headers backs off normally
+			return err
+		}
+	default:
+		e.tel.request(ctx, 0)
+		if e.base.ctx.Err() != nil {
+			e.droppedOnShutdown(n)
+		}
+		return err
+	}
+}
+
+// logPosition addresses a log record inside a plog.Logs.
+type logPosition struct{ resource, scope, record int }
+
+// retryRest wraps err so that exporterhelper retries only the records from
+// start on. Nothing needs copying when start is the very first record.
+func retryRest(err error, ld plog.Logs, start logPosition) error {
+	if start == (logPosition{}) {
+		return err
+	}
+	return consumererror.NewLogs(err, logsFrom(ld, start))
+}
+
+// logsFrom copies the records of ld from position p on.
+func logsFrom(ld plog.Logs, p logPosition) plog.Logs {
+	out := plog.NewLogs()
+	rls := ld.ResourceLogs()
+	for i := p.resource; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		orl := out.ResourceLogs().AppendEmpty()
+		rl.Resource().CopyTo(orl.Resource())
+		orl.SetSchemaUrl(rl.SchemaUrl())
+		sls := rl.ScopeLogs()
+		j := 0
+		if i == p.resource {
+			j = p.scope
+		}
+		for ; j < sls.Len(); j++ {
+			sl := sls.At(j)
+			osl := orl.ScopeLogs().AppendEmpty()
+			sl.Scope().CopyTo(osl.Scope())
+			osl.SetSchemaUrl(sl.SchemaUrl())
+			lrs := sl.LogRecords()
+			k := 0
+			if i == p.resource && j == p.scope {
+				k = p.record
+			}
+			for ; k < lrs.Len(); k++ {
+				lrs.At(k).CopyTo(osl.LogRecords().AppendEmpty())
+			}
+		}
+	}
+	return out
+}
+
+// encoder is one worker's reusable state: the NDJSON buffer, the zstd
+// output buffer and a single-threaded zstd encoder.
+type encoder struct {
+	events     []byte
+	compressed []byte
+	resource   []byte
+	zstd       *zstd.Encoder
+}
+
+// encoderPool keeps a bounded free list of encoders. Unlike sync.Pool it
+// does not drop them at every GC, and a zstd encoder is costly to rebuild.
+type encoderPool struct{ free chan *encoder }
+
+// maxPooledBuffer keeps one unusually large batch from pinning its memory.
+const maxPooledBuffer = 16 << 20
+
+func newEncoderPool() encoderPool { return encoderPool{free: make(chan *encoder, 8)} }
+
+func (p encoderPool) get() *encoder {
+	select {
+	case enc := <-p.free:
+		return enc
+	default:
+	}
+	z, err := zstd.NewWriter(nil,
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderLevel(zstd.SpeedFastest),
+		zstd.WithWindowSize(1<<20),
+		zstd.WithLowerEncoderMem(true))
+	if err != nil {
+		panic(err) // only invalid options fail, and these are constant
+	}
+	return &encoder{zstd: z}
+}
+
+func (p encoderPool) put(enc *encoder) {
+	if cap(enc.events) > maxPooledBuffer {
+		enc.events = nil
+	}
+	if cap(enc.compressed) > maxPooledBuffer {
+		enc.compressed = nil
+	}
+	select {
+	case p.free <- enc:
+	default:
+	}
+}

@@ -1,0 +1,321 @@
+package axiomexporter
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
+)
+
+// ingestRequests are the requests the fake saw on an ingest route.
+func ingestRequests(srv *axiomtest.Server) []axiomtest.Request {
+	var out []axiomtest.Request
+	for _, r := range srv.Requests() {
+		if strings.Contains(r.Path, "ingest") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestLogsArriveAsNDJSONZstd(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	exp := startLogs(t, newHarness(), testConfig(srv.URL()))
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(3)); err != nil {
+		t.Fatal(err)
+	}
+	events := srv.Events(logsDS)
+	if len(events) != 3 {
+		t.Fatalf("got %d events, want 3", len(events))
+	}
+	for i, ev := range events {
+		if ev["message"] != "line "+string(rune('0'+i)) {
+			t.Errorf("event %d message = %v", i, ev["message"])
+		}
+	}
+	reqs := ingestRequests(srv)
+	if len(reqs) != 1 {
+		t.Fatalf("got %d requests, want 1", len(reqs))
+	}
+	r := reqs[0]
+	if r.Path != "/v1/datasets/"+logsDS+"/ingest" {
+		t.Errorf("path = %s", r.Path)
+	}
+	if got := r.Header.Get("Content-Encoding"); got != "zstd" {
+		t.Errorf("Content-Encoding = %q", got)
+	}
+	if got := r.Header.Get("Content-Type"); got != "application/x-ndjson" {
+		t.Errorf("Content-Type = %q", got)
+	}
+	if got := r.Header.Get("Authorization"); got != "Bearer "+testToken {
+		t.Errorf("Authorization header is not the configured bearer token")
+	}
+}
+
+func TestRateLimitWaitsForReset(t *testing.T) {
+	for name, fault := range map[string]func(time.Time) axiomtest.Fault{
+		"429": axiomtest.RateLimited,
+		"430": axiomtest.IngestLimited,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := axiomtest.NewForTest(t)
+			// Reset headers carry whole seconds: a reset 2 s ahead is at least 1 s away.
+			reset := time.Now().Add(2 * time.Second).Truncate(time.Second)
+			srv.Fail(logsDS, fault(reset))
+			exp := startLogs(t, newHarness(), testConfig(srv.URL()))
+			if err := exp.ConsumeLogs(context.Background(), stringLogs(5)); err != nil {
+				t.Fatal(err)
+			}
+			reqs := ingestRequests(srv)
+			if len(reqs) != 2 {
+				t.Fatalf("got %d requests, want 2 (limited, then accepted)", len(reqs))
+			}
+			if reqs[0].Status != 429 && reqs[0].Status != 430 {
+				t.Fatalf("first status %d", reqs[0].Status)
+			}
+			if reqs[1].Received.Before(reset) {
+				t.Errorf("retry arrived at %v, before the reset at %v", reqs[1].Received, reset)
+			}
+			if n := srv.EventCount(logsDS); n != 5 {
+				t.Errorf("got %d events, want 5", n)
+			}
+		})
+	}
+}
+
+func TestServerErrorsRetriedThenDeliveredOnce(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	srv.Fail(logsDS, axiomtest.Status(503), axiomtest.Status(503), axiomtest.Status(503))
+	h := newHarness()
+	exp := startLogs(t, h, testConfig(srv.URL()))
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(7)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ingestRequests(srv)); n != 4 {
+		t.Errorf("got %d requests, want 4", n)
+	}
+	if n := srv.EventCount(logsDS); n != 7 {
+		t.Errorf("got %d events, want exactly 7", n)
+	}
+	if n := h.counter(t, "axiom_exporter_requests", "status", "503"); n != 3 {
+		t.Errorf("requests{status=503} = %d, want 3", n)
+	}
+	if n := h.counter(t, "axiom_exporter_items_sent", "signal", "logs"); n != 7 {
+		t.Errorf("items_sent = %d, want 7", n)
+	}
+}
+
+func TestConnectionResetAndTimeoutRetried(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	srv.Fail(logsDS, axiomtest.ConnReset(), axiomtest.Slow(5*time.Second))
+	cfg := testConfig(srv.URL())
+	cfg.Timeout = 300 * time.Millisecond
+	h := newHarness()
+	exp := startLogs(t, h, cfg)
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(4)); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.EventCount(logsDS); n != 4 {
+		t.Errorf("got %d events, want 4", n)
+	}
+	// The reset and the timed-out request got no answer; the third did.
+	if n := h.counter(t, "axiom_exporter_requests", "status", "error"); n != 2 {
+		t.Errorf("requests{status=error} = %d, want 2", n)
+	}
+	if n := h.counter(t, "axiom_exporter_requests", "status", "200"); n != 1 {
+		t.Errorf("requests{status=200} = %d, want 1", n)
+	}
+}
+
+func TestForbiddenIsPermanentAndLoggedOnce(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	srv.Fail(logsDS, axiomtest.Status(http.StatusForbidden), axiomtest.Status(http.StatusForbidden))
+	h := newHarness()
+	exp := startLogs(t, h, testConfig(srv.URL()))
+	for range 2 {
+		err := exp.ConsumeLogs(context.Background(), stringLogs(3))
+		if !consumererror.IsPermanent(err) {
+			t.Fatalf("err = %v, want a permanent error", err)
+		}
+		if strings.Contains(err.Error(), testToken) {
+			t.Fatal("error contains the token")
+		}
+	}
+	if n := len(ingestRequests(srv)); n != 2 {
+		t.Errorf("got %d requests, want 2 (one per push, no retries)", n)
+	}
+	ours := h.logs.FilterMessageSnippet("Axiom rejected").All()
+	if len(ours) != 1 {
+		t.Fatalf("got %d rejection log lines, want 1", len(ours))
+	}
+	line := ours[0].ContextMap()
+	if line["dataset"] != logsDS || !strings.Contains(line["error"].(string), "Forbidden") {
+		t.Errorf("log line lacks dataset or Axiom's message: %v", line)
+	}
+	for _, e := range h.logs.All() {
+		if strings.Contains(e.Message, testToken) || strings.Contains(jsonString(e.ContextMap()), testToken) {
+			t.Fatalf("log line contains the token: %s", e.Message)
+		}
+	}
+	if n := h.counter(t, "axiom_exporter_items_rejected", "signal", "logs"); n != 6 {
+		t.Errorf("items_rejected = %d, want 6", n)
+	}
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestPartialFailureCounted(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	srv.Fail(logsDS, axiomtest.PartialFailure(2))
+	h := newHarness()
+	exp := startLogs(t, h, testConfig(srv.URL()))
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(5)); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.counter(t, "axiom_exporter_items_failed", "signal", "logs"); n != 2 {
+		t.Errorf("items_failed = %d, want 2", n)
+	}
+	if n := h.counter(t, "axiom_exporter_items_sent", "signal", "logs"); n != 3 {
+		t.Errorf("items_sent = %d, want 3", n)
+	}
+	if n := h.logs.FilterMessageSnippet("did not ingest").Len(); n != 1 {
+		t.Errorf("got %d partial-failure log lines, want 1", n)
+	}
+}
+
+func TestLargePushSplitIntoRequestsOfAtMost10k(t *testing.T) {
+	srv := axiomtest.NewForTest(t, axiomtest.WithCountOnly())
+	exp := startLogs(t, newHarness(), testConfig(srv.URL()))
+	const total = 25_001
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(total)); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.EventCount(logsDS); n != total {
+		t.Errorf("got %d events, want %d", n, total)
+	}
+	reqs := ingestRequests(srv)
+	if len(reqs) != 3 {
+		t.Errorf("got %d requests, want 3", len(reqs))
+	}
+	for _, r := range reqs {
+		if r.Events > maxEventsPerRequest {
+			t.Errorf("a request carried %d events", r.Events)
+		}
+	}
+}
+
+// A retryable failure in the middle of a split push must not resend what
+// Axiom already accepted.
+func TestSplitPushRetriesOnlyTheRest(t *testing.T) {
+	srv := axiomtest.NewForTest(t, axiomtest.WithCountOnly())
+	srv.Fail(logsDS, axiomtest.Fault{}, axiomtest.Status(503))
+	exp := startLogs(t, newHarness(), testConfig(srv.URL()))
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(25_000)); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.EventCount(logsDS); n != 25_000 {
+		t.Errorf("got %d events, want exactly 25000", n)
+	}
+}
+
+func TestEdgeRouting(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	cfg := testConfig("")
+	cfg.Edge = srv.URL()
+	h := newHarness()
+	logs := startLogs(t, h, cfg)
+	traces := startTraces(t, h, cfg)
+	if err := logs.ConsumeLogs(context.Background(), stringLogs(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := traces.ConsumeTraces(context.Background(), richTraces()); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, r := range srv.Requests() {
+		paths = append(paths, r.Path)
+	}
+	want := []string{"/v1/ingest/" + logsDS, "/v1/traces"}
+	if strings.Join(paths, " ") != strings.Join(want, " ") {
+		t.Errorf("paths = %v, want %v", paths, want)
+	}
+	if srv.EventCount(logsDS) != 2 {
+		t.Errorf("events not stored")
+	}
+}
+
+func TestOrgIDHeader(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	cfg := testConfig(srv.URL())
+	cfg.OrgID = "my-org"
+	h := newHarness()
+	logs := startLogs(t, h, cfg)
+	traces := startTraces(t, h, cfg)
+	if err := logs.ConsumeLogs(context.Background(), stringLogs(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := traces.ConsumeTraces(context.Background(), richTraces()); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("got %d requests", len(reqs))
+	}
+	for _, r := range reqs {
+		if got := r.Header.Get("X-Axiom-Org-Id"); got != "my-org" {
+			t.Errorf("%s: X-Axiom-Org-Id = %q", r.Path, got)
+		}
+	}
+}
+
+func TestShutdownFlushesQueue(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	cfg := testConfig(srv.URL())
+	cfg.QueueConfig = NewFactory().CreateDefaultConfig().(*Config).QueueConfig
+	cfg.QueueConfig.Get().Batch.Get().FlushTimeout = time.Hour // only Shutdown can flush
+	exp := startLogs(t, newHarness(), cfg)
+	for range 3 {
+		if err := exp.ConsumeLogs(context.Background(), stringLogs(10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.EventCount(logsDS); n != 30 {
+		t.Errorf("got %d events after shutdown, want 30", n)
+	}
+}
+
+func TestShutdownEndsWhenAxiomHangs(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	srv.Fail(logsDS, axiomtest.Slow(time.Hour))
+	cfg := testConfig(srv.URL())
+	cfg.QueueConfig = configoptional.Some(exporterhelper.NewDefaultQueueConfig())
+	cfg.ShutdownTimeout = 200 * time.Millisecond
+	h := newHarness()
+	exp := startLogs(t, h, cfg)
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(10)); err != nil {
+		t.Fatal(err)
+	}
+	// Shutdown must return although the request never gets an answer; a
+	// hang here fails the test by the test binary's timeout.
+	_ = exp.Shutdown(context.Background())
+	if n := h.counter(t, "axiom_exporter_items_dropped_on_shutdown", "signal", "logs"); n != 10 {
+		t.Errorf("dropped_on_shutdown = %d, want 10", n)
+	}
+	if h.logs.FilterMessageSnippet("shutdown_timeout reached").Len() != 1 {
+		t.Error("no log line about the undelivered data")
+	}
+}

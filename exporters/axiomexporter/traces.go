@@ -1,0 +1,182 @@
+package axiomexporter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.uber.org/zap"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// tracesExporter posts spans, OTLP as-is, to Axiom's /v1/traces. This is
+// plain net/http: axiom-go's OTLP support wraps the OTel SDK exporter,
+// which takes SDK spans, not the collector's pdata.
+type tracesExporter struct {
+	*base
+	endpoint string
+	gzips    sync.Pool // *gzipBuffer
+}
+
+type gzipBuffer struct {
+	buf bytes.Buffer
+	w   *gzip.Writer
+}
+
+func newTracesExporter(cfg *Config, set exporter.Settings) (*tracesExporter, error) {
+	b, err := newBase(cfg, set, "traces", cfg.TracesDataset, cfg.TracesDataset+".otlp.ndjson")
+	if err != nil {
+		return nil, err
+	}
+	return &tracesExporter{base: b, endpoint: cfg.apiBaseURL().JoinPath("v1", "traces").String()}, nil
+}
+
+func (e *tracesExporter) start(ctx context.Context, host component.Host) error {
+	return e.base.start(ctx, host, "spans")
+}
+
+func (e *tracesExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
+	req := ptraceotlp.NewExportRequestFromTraces(td)
+	if e.file != nil {
+		line, err := req.MarshalJSON()
+		if err != nil {
+			return consumererror.NewPermanent(err)
+		}
+		return e.file.write(append(line, '\n'))
+	}
+	body, err := req.MarshalProto()
+	if err != nil {
+		return consumererror.NewPermanent(err)
+	}
+	gz := e.getGzip()
+	defer e.gzips.Put(gz)
+	gz.buf.Reset()
+	gz.w.Reset(&gz.buf)
+	if _, err = gz.w.Write(body); err == nil {
+		err = gz.w.Close()
+	}
+	if err != nil {
+		return consumererror.NewPermanent(err)
+	}
+	return e.post(ctx, gz.buf.Bytes(), td.SpanCount())
+}
+
+func (e *tracesExporter) getGzip() *gzipBuffer {
+	if gz, ok := e.gzips.Get().(*gzipBuffer); ok {
+		return gz
+	}
+	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return &gzipBuffer{w: w}
+}
+
+func (e *tracesExporter) post(ctx context.Context, body []byte, spans int) error {
+	ctx, done := e.requestContext(ctx)
+	defer done()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return consumererror.NewPermanent(err)
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Content-Encoding", "gzip")
+	req.Header.Set("Authorization", "Bearer "+string(e.cfg.Token))
+	req.Header.Set("X-Axiom-Dataset", e.dataset)
+	req.Header.Set("User-Agent", "sidecar-axiom-exporter")
+	resp, err := e.client.Do(req)
+	if err != nil {
+		e.tel.request(ctx, 0)
+		if e.base.ctx.Err() != nil {
+			e.droppedOnShutdown(spans)
+		}
+		return fmt.Errorf("POST %s: %w", e.endpoint, err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	e.tel.request(ctx, resp.StatusCode)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		rejected := partialRejectedSpans(resp.Header.Get("Content-Type"), answer)
+		e.tel.sent.Add(ctx, int64(spans)-rejected, e.tel.signalAttributes)
+		if rejected > 0 {
+			e.tel.failed.Add(ctx, rejected, e.tel.signalAttributes)
+			if e.partialLogged.allow(time.Now()) {
+				e.set.Logger.Warn("Axiom rejected some spans (logged at most once a minute, counted in axiom_exporter_items_failed)",
+					zap.String("dataset", e.dataset), zap.Int64("rejected", rejected))
+			}
+		}
+		return nil
+	}
+	err = fmt.Errorf("Axiom answered %s: %s", resp.Status, errorMessage(resp.Header.Get("Content-Type"), answer))
+	switch classifyStatus(resp.StatusCode) {
+	case answerThrottle:
+		return retryError(err, resetFromHeaders(resp.Header))
+	case answerRetry:
+		return err
+	default:
+		return e.rejected(resp.StatusCode, e.dataset, spans, err)
+	}
+}
+
+// partialRejectedSpans reads partial_success.rejected_spans from an OTLP
+// answer; an empty or unreadable answer counts as full success.
+func partialRejectedSpans(contentType string, answer []byte) int64 {
+	if len(answer) == 0 {
+		return 0
+	}
+	resp := ptraceotlp.NewExportResponse()
+	var err error
+	if mediaType(contentType) == "application/json" {
+		err = resp.UnmarshalJSON(answer)
+	} else {
+		err = resp.UnmarshalProto(answer)
+	}
+	if err != nil {
+		return 0
+	}
+	return resp.PartialSuccess().RejectedSpans()
+}
+
+// errorMessage extracts a readable reason from an error answer: Axiom's
+// {"message": …} JSON, an OTLP google.rpc.Status, or the text itself.
+func errorMessage(contentType string, answer []byte) string {
+	switch mediaType(contentType) {
+	case "application/json":
+		var m struct {
+			Message string `json:"message"`
+			Error   string `json:"error"`
+		}
+		if json.Unmarshal(answer, &m) == nil && (m.Message != "" || m.Error != "") {
+			return m.Message + m.Error
+		}
+	case "application/x-protobuf":
+		var st spb.Status
+		if proto.Unmarshal(answer, &st) == nil && st.GetMessage() != "" {
+			return st.GetMessage()
+		}
+	}
+	s := strings.TrimSpace(string(answer))
+	if len(s) > 512 {
+		s = s[:512] + "…"
+	}
+	if s == "" {
+		return "(no message)"
+	}
+	return s
+}
+
+func mediaType(contentType string) string {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt
+}
