@@ -1,0 +1,501 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/sidecarhq/sidecar/internal/rawevent"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+)
+
+var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// decoded is one record as a test sees it.
+type decoded struct {
+	raw  bool
+	body string
+	lr   plog.LogRecord
+}
+
+func decodeLines(t testing.TB, opts Options, lines ...stream.Line) (Output, []decoded) {
+	t.Helper()
+	out := New(opts).Decode(stream.Batch{Lines: lines}, nil, testNow)
+	var recs []decoded
+	rls := out.Logs.ResourceLogs()
+	for i := range rls.Len() {
+		sls := rls.At(i).ScopeLogs()
+		for j := range sls.Len() {
+			sl := sls.At(j)
+			for k := range sl.LogRecords().Len() {
+				lr := sl.LogRecords().At(k)
+				recs = append(recs, decoded{raw: rawevent.IsRawScope(sl), body: lr.Body().Str(), lr: lr})
+			}
+		}
+	}
+	return out, recs
+}
+
+func decodeOne(t *testing.T, line string) decoded {
+	t.Helper()
+	_, recs := decodeLines(t, Options{Traces: true}, stream.Line{Data: []byte(line)})
+	if len(recs) != 1 {
+		t.Fatalf("want 1 record for %q, got %d", line, len(recs))
+	}
+	return recs[0]
+}
+
+func parseJSON(t *testing.T, s string) map[string]any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, s)
+	}
+	return m
+}
+
+func mustJSON(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(parseJSON(t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestDecodeFormats(t *testing.T) {
+	tests := []struct {
+		name     string
+		line     string
+		wantBody string // compared as JSON
+		wantTime time.Time
+		wantSev  plog.SeverityNumber
+		wantText string
+	}{
+		{
+			name:     "pino",
+			line:     `{"level":30,"time":1764504000123,"pid":7,"hostname":"web-1","msg":"request done","req":{"id":1}}`,
+			wantBody: `{"_time":1764504000123,"level":"info","pid":7,"hostname":"web-1","msg":"request done","req":{"id":1}}`,
+			wantTime: time.UnixMilli(1764504000123),
+			wantSev:  plog.SeverityNumberInfo, wantText: "info",
+		},
+		{
+			name:     "pino error at 50",
+			line:     `{"level":50,"time":1764504000000,"msg":"boom","err":{"type":"Error","message":"boom","stack":"Error: boom\n    at x (a.js:1:1)"}}`,
+			wantBody: `{"_time":1764504000000,"level":"error","msg":"boom","err":{"type":"Error","message":"boom","stack":"Error: boom\n    at x (a.js:1:1)"}}`,
+			wantTime: time.UnixMilli(1764504000000),
+			wantSev:  plog.SeverityNumberError, wantText: "error",
+		},
+		{
+			name:     "pino custom level 35 rounds up like mapLogLevel",
+			line:     `{"level":35,"time":1764504000000,"msg":"x"}`,
+			wantBody: `{"_time":1764504000000,"level":"warn","msg":"x"}`,
+			wantTime: time.UnixMilli(1764504000000),
+			wantSev:  plog.SeverityNumberWarn, wantText: "warn",
+		},
+		{
+			name:     "pino level above 60 is silent",
+			line:     `{"level":70,"time":1764504000000,"msg":"x"}`,
+			wantBody: `{"_time":1764504000000,"level":"silent","msg":"x"}`,
+			wantTime: time.UnixMilli(1764504000000),
+			wantText: "silent",
+		},
+		{
+			name:     "bunyan",
+			line:     `{"name":"app","hostname":"h","pid":1,"level":40,"msg":"slow","time":"2026-11-30T11:59:58.250Z","v":0}`,
+			wantBody: `{"name":"app","hostname":"h","pid":1,"level":"warn","msg":"slow","_time":"2026-11-30T11:59:58.250Z","v":0}`,
+			wantTime: time.Date(2026, 11, 30, 11, 59, 58, 250e6, time.UTC),
+			wantSev:  plog.SeverityNumberWarn, wantText: "warn",
+		},
+		{
+			name:     "winston",
+			line:     `{"level":"info","message":"listening","service":"api","timestamp":"2026-11-30T11:00:00.000Z"}`,
+			wantBody: `{"level":"info","message":"listening","service":"api","_time":"2026-11-30T11:00:00.000Z"}`,
+			wantTime: time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC),
+			wantSev:  plog.SeverityNumberInfo, wantText: "info",
+		},
+		{
+			name:     "zap float seconds become RFC 3339",
+			line:     `{"level":"error","ts":1764504000.5,"caller":"main.go:12","msg":"failed","error":"eof"}`,
+			wantBody: `{"level":"error","_time":"2025-11-30T12:00:00.5Z","caller":"main.go:12","msg":"failed","error":"eof"}`,
+			wantTime: time.Date(2025, 11, 30, 12, 0, 0, 5e8, time.UTC),
+			wantSev:  plog.SeverityNumberError, wantText: "error",
+		},
+		{
+			name:     "zap dpanic",
+			line:     `{"level":"dpanic","ts":1764504000,"msg":"x"}`,
+			wantBody: `{"level":"dpanic","_time":"2025-11-30T12:00:00Z","msg":"x"}`,
+			wantTime: time.Date(2025, 11, 30, 12, 0, 0, 0, time.UTC),
+			wantSev:  plog.SeverityNumberFatal, wantText: "dpanic",
+		},
+		{
+			name:     "logrus",
+			line:     `{"level":"warning","msg":"disk low","time":"2026-11-30T13:00:00+01:00","free":"1G"}`,
+			wantBody: `{"level":"warning","msg":"disk low","_time":"2026-11-30T13:00:00+01:00","free":"1G"}`,
+			wantTime: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+			wantSev:  plog.SeverityNumberWarn, wantText: "warning",
+		},
+		{
+			name:     "slog levels are lowercased",
+			line:     `{"time":"2026-11-30T12:00:00.123456789Z","level":"INFO","msg":"hello","count":3}`,
+			wantBody: `{"_time":"2026-11-30T12:00:00.123456789Z","level":"info","msg":"hello","count":3}`,
+			wantTime: time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC),
+			wantSev:  plog.SeverityNumberInfo, wantText: "info",
+		},
+		{
+			name:     "slog offset level",
+			line:     `{"time":"2026-11-30T12:00:00Z","level":"WARN+2","msg":"x"}`,
+			wantBody: `{"_time":"2026-11-30T12:00:00Z","level":"warn+2","msg":"x"}`,
+			wantTime: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+			wantSev:  plog.SeverityNumberWarn, wantText: "warn+2",
+		},
+		{
+			name:     "ECS",
+			line:     `{"@timestamp":"2026-11-30T12:00:01.000Z","log.level":"ERROR","message":"db down","ecs.version":"1.6.0"}`,
+			wantBody: `{"_time":"2026-11-30T12:00:01.000Z","log.level":"error","message":"db down","ecs.version":"1.6.0"}`,
+			wantTime: time.Date(2026, 11, 30, 12, 0, 1, 0, time.UTC),
+			wantSev:  plog.SeverityNumberError, wantText: "error",
+		},
+		{
+			name:     "no timestamp gets the transport time first",
+			line:     `{"msg":"hi","level":"debug"}`,
+			wantBody: `{"_time":"2026-11-30T12:00:00Z","msg":"hi","level":"debug"}`,
+			wantTime: testNow,
+			wantSev:  plog.SeverityNumberDebug, wantText: "debug",
+		},
+		{
+			name:     "unparseable timestamp field is left alone",
+			line:     `{"timestamp":"yesterday","msg":"hi"}`,
+			wantBody: `{"_time":"2026-11-30T12:00:00Z","timestamp":"yesterday","msg":"hi"}`,
+			wantTime: testNow,
+		},
+		{
+			name:     "empty object",
+			line:     ` { } `,
+			wantBody: `{"_time":"2026-11-30T12:00:00Z"}`,
+			wantTime: testNow,
+		},
+		{
+			name:     "_time wins and time is dropped, as @axiomhq/pino's spread does",
+			line:     `{"level":30,"time":1,"_time":"2026-11-30T10:00:00Z","msg":"x"}`,
+			wantBody: `{"_time":"2026-11-30T10:00:00Z","level":"info","msg":"x"}`,
+			wantTime: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC),
+			wantSev:  plog.SeverityNumberInfo, wantText: "info",
+		},
+		{
+			name:     "time dropped when it is the last member",
+			line:     `{"_time":"2026-11-30T10:00:00Z","msg":"x","time":1}`,
+			wantBody: `{"_time":"2026-11-30T10:00:00Z","msg":"x"}`,
+			wantTime: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC),
+		},
+		{
+			name:     "nested time and level are not touched",
+			line:     `{"time":1764504000000,"ctx":{"time":5,"level":10},"level":20}`,
+			wantBody: `{"_time":1764504000000,"ctx":{"time":5,"level":10},"level":"debug"}`,
+			wantTime: time.UnixMilli(1764504000000),
+			wantSev:  plog.SeverityNumberDebug, wantText: "debug",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := decodeOne(t, tt.line)
+			if !r.raw {
+				t.Fatalf("record is not in the raw-event scope")
+			}
+			if got, want := mustJSON(t, r.body), mustJSON(t, tt.wantBody); got != want {
+				t.Errorf("body\n got %s\nwant %s", got, want)
+			}
+			if got := r.lr.Timestamp().AsTime(); !got.Equal(tt.wantTime) {
+				t.Errorf("timestamp %v, want %v", got, tt.wantTime)
+			}
+			if got := r.lr.SeverityNumber(); got != tt.wantSev {
+				t.Errorf("severity %v, want %v", got, tt.wantSev)
+			}
+			if got := r.lr.SeverityText(); got != tt.wantText {
+				t.Errorf("severity text %q, want %q", got, tt.wantText)
+			}
+			if got := r.lr.ObservedTimestamp().AsTime(); !got.Equal(testNow) {
+				t.Errorf("observed %v", got)
+			}
+		})
+	}
+}
+
+func TestDecodeTraceIDs(t *testing.T) {
+	const tid, sid = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	for _, line := range []string{
+		`{"level":30,"time":1,"trace_id":"` + tid + `","span_id":"` + sid + `","msg":"x"}`,
+		`{"level":30,"time":1,"traceId":"` + tid + `","spanId":"` + sid + `","msg":"x"}`,
+		`{"level":30,"time":1,"trace_id":"nothex","traceId":"` + tid + `","span_id":"short","spanId":"` + sid + `"}`,
+	} {
+		r := decodeOne(t, line)
+		if got := r.lr.TraceID().String(); got != tid {
+			t.Errorf("%s: trace id %q", line, got)
+		}
+		if got := r.lr.SpanID().String(); got != sid {
+			t.Errorf("%s: span id %q", line, got)
+		}
+		if !strings.Contains(r.body, tid) {
+			t.Errorf("ids must stay in the body: %s", r.body)
+		}
+	}
+	r := decodeOne(t, `{"trace_id":"zz","span_id":12}`)
+	if !r.lr.TraceID().IsEmpty() || !r.lr.SpanID().IsEmpty() {
+		t.Errorf("invalid ids must leave the record's ids empty")
+	}
+}
+
+func TestDecodeText(t *testing.T) {
+	lines := []stream.Line{
+		{Data: []byte("Error: boom"), Stream: "stderr", Time: testNow.Add(-time.Second)},
+		{Data: []byte("    at Object.<anonymous> (/app/index.js:3:9)\r")},
+		{Data: []byte("panic: runtime error: index out of range [3] with length 3")},
+		{Data: []byte(`{"unterminated": "json`)},
+		{Data: []byte(`{"a":1} trailing`)},
+		{Data: []byte(`[1,2,3]`)},
+		{Data: []byte("bad \xff\xfe utf8 \xc3")},
+		{Data: []byte("")},
+		{Data: []byte("  \r")},
+	}
+	out, recs := decodeLines(t, Options{}, lines...)
+	want := []string{
+		"Error: boom",
+		"    at Object.<anonymous> (/app/index.js:3:9)",
+		"panic: runtime error: index out of range [3] with length 3",
+		`{"unterminated": "json`,
+		`{"a":1} trailing`,
+		`[1,2,3]`,
+		"bad \uFFFD utf8 \uFFFD",
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("got %d records, want %d", len(recs), len(want))
+	}
+	for i, r := range recs {
+		if r.raw {
+			t.Errorf("record %d is marked raw", i)
+		}
+		if r.body != want[i] {
+			t.Errorf("record %d body %q, want %q", i, r.body, want[i])
+		}
+	}
+	if out.Stats.Text != 7 || out.Stats.Empty != 2 || out.Stats.JSON != 0 || out.Stats.Lines != 9 {
+		t.Errorf("stats %+v", out.Stats)
+	}
+	if s, _ := recs[0].lr.Attributes().Get(AttrStream); s.Str() != "stderr" {
+		t.Errorf("stream attribute %q", s.Str())
+	}
+	if got := recs[0].lr.Timestamp().AsTime(); !got.Equal(testNow.Add(-time.Second)) {
+		t.Errorf("transport time not used: %v", got)
+	}
+	if got := recs[1].lr.Timestamp().AsTime(); !got.Equal(testNow) {
+		t.Errorf("stdin line must get now: %v", got)
+	}
+	if recs[1].lr.Attributes().Len() != 0 {
+		t.Errorf("no attributes expected without a stream")
+	}
+}
+
+func TestDecodeRepairsUTF8InsideJSON(t *testing.T) {
+	r := decodeOne(t, "{\"level\":30,\"time\":1,\"msg\":\"caf\xe9\"}")
+	if !r.raw {
+		t.Fatal("repaired JSON must stay JSON")
+	}
+	if m := parseJSON(t, r.body); m["msg"] != "caf\uFFFD" {
+		t.Errorf("msg %q", m["msg"])
+	}
+}
+
+func TestDecodeTruncated(t *testing.T) {
+	line := `{"level":30,"time":1764504000000,"msg":"` + strings.Repeat("x", 100)
+	out, recs := decodeLines(t, Options{}, stream.Line{Data: []byte(line), Truncated: true, Stream: "stdout"})
+	if len(recs) != 1 || recs[0].raw || recs[0].body != line {
+		t.Fatalf("truncated JSON must be kept as a text record: %+v", recs)
+	}
+	if v, ok := recs[0].lr.Attributes().Get(AttrTruncated); !ok || !v.Bool() {
+		t.Errorf("truncated record not marked")
+	}
+	if out.Stats.Truncated != 1 {
+		t.Errorf("stats %+v", out.Stats)
+	}
+}
+
+func TestDecodeHugeLine(t *testing.T) {
+	msg := strings.Repeat("y", 300<<10)
+	r := decodeOne(t, `{"level":30,"time":1,"msg":"`+msg+`"}`)
+	if !r.raw || parseJSON(t, r.body)["msg"] != msg {
+		t.Fatal("a large complete JSON line must decode whole")
+	}
+	deep := strings.Repeat("[", 1000) + strings.Repeat("]", 1000)
+	r = decodeOne(t, `{"a":`+deep+`}`)
+	if r.raw {
+		t.Error("nesting beyond the limit must fall back to text")
+	}
+}
+
+const spanLine = `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"shop"}}]},` +
+	`"scopeSpans":[{"scope":{"name":"app"},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174",` +
+	`"name":"GET /","kind":2,"startTimeUnixNano":"1764504000000000000","endTimeUnixNano":"1764504000100000000"}]}]}]}`
+
+func TestDecodeSpanLines(t *testing.T) {
+	lines := []stream.Line{
+		{Data: []byte(spanLine)},
+		{Data: []byte(`{"level":30,"time":1,"msg":"between"}`)},
+		{Data: []byte(`{"resourceSpans":"not a list"}`)},
+	}
+	d := New(Options{Traces: true})
+	out := d.Decode(stream.Batch{Lines: lines}, []stream.Attr{{Key: "ecs_cluster", Value: "prod"}}, testNow)
+	if out.Stats.SpanLines != 1 || out.Stats.JSON != 2 {
+		t.Fatalf("stats %+v", out.Stats)
+	}
+	if out.Traces.SpanCount() != 1 {
+		t.Fatalf("span count %d", out.Traces.SpanCount())
+	}
+	rs := out.Traces.ResourceSpans().At(0)
+	if v, _ := rs.Resource().Attributes().Get("ecs_cluster"); v.Str() != "prod" {
+		t.Errorf("resource attributes not added to spans")
+	}
+	if v, _ := rs.Resource().Attributes().Get("service.name"); v.Str() != "shop" {
+		t.Errorf("service.name lost")
+	}
+	span := rs.ScopeSpans().At(0).Spans().At(0)
+	if span.Name() != "GET /" || span.TraceID().String() != "5b8efff798038103d269b633813fc60c" {
+		t.Errorf("span %s %s", span.Name(), span.TraceID())
+	}
+	if got := out.Logs.LogRecordCount(); got != 2 {
+		t.Errorf("log records %d", got)
+	}
+
+	// Without a traces pipeline span lines stay logs.
+	out = New(Options{}).Decode(stream.Batch{Lines: lines[:1]}, nil, testNow)
+	if out.Stats.SpanLines != 0 || out.Logs.LogRecordCount() != 1 {
+		t.Errorf("span line without traces: %+v", out.Stats)
+	}
+}
+
+func TestDecodeResourceAttrs(t *testing.T) {
+	b := stream.Batch{
+		Attrs: []stream.Attr{{Key: "log.file.path", Value: "/var/log/a.log"}},
+		Lines: []stream.Line{{Data: []byte(`{"msg":"a"}`)}, {Data: []byte("b")}},
+	}
+	out := New(Options{}).Decode(b, []stream.Attr{{Key: "ecs_task_arn", Value: "arn:x"}}, testNow)
+	if out.Logs.ResourceLogs().Len() != 1 {
+		t.Fatalf("want one ResourceLogs per batch")
+	}
+	attrs := out.Logs.ResourceLogs().At(0).Resource().Attributes()
+	for k, v := range map[string]string{"log.file.path": "/var/log/a.log", "ecs_task_arn": "arn:x"} {
+		if got, _ := attrs.Get(k); got.Str() != v {
+			t.Errorf("%s = %q", k, got.Str())
+		}
+	}
+}
+
+// The decoder reuses its buffer: bodies of an earlier batch must not change.
+func TestDecodeBodiesOutliveTheBatch(t *testing.T) {
+	d := New(Options{})
+	line := []byte(`{"level":30,"time":1,"msg":"first"}`)
+	first := d.Decode(stream.Batch{Lines: []stream.Line{{Data: line}}}, nil, testNow)
+	copy(line, bytes.Repeat([]byte("z"), len(line)))
+	d.Decode(stream.Batch{Lines: []stream.Line{{Data: []byte(`{"msg":"second second second second"}`)}}}, nil, testNow)
+	body := first.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().Str()
+	if !strings.Contains(body, `"first"`) {
+		t.Errorf("body changed: %s", body)
+	}
+}
+
+// axiomPino is the reference: what @axiomhq/pino (axiomhq/axiom-js,
+// packages/pino/src/index.ts) sends for a pino line. The transport does
+//
+//	const { time, level, ...rest } = obj
+//	event = { _time: time, level: mapLogLevel(level), ...rest }
+//
+// where mapLogLevel passes strings through and maps numbers <=10 trace,
+// <=20 debug, <=30 info, <=40 warn, <=50 error, <=60 fatal, else silent.
+func axiomPino(t *testing.T, line string) map[string]any {
+	obj := parseJSON(t, line)
+	event := map[string]any{}
+	if tm, ok := obj["time"]; ok {
+		event["_time"] = tm
+	}
+	switch lv := obj["level"].(type) {
+	case string:
+		event["level"] = lv
+	case json.Number:
+		f, _ := lv.Float64()
+		names := []string{"trace", "debug", "info", "warn", "error", "fatal"}
+		event["level"] = "silent"
+		for i, n := range names {
+			if f <= float64(10*(i+1)) {
+				event["level"] = n
+				break
+			}
+		}
+	default:
+		event["level"] = "silent"
+	}
+	for k, v := range obj {
+		if k != "time" && k != "level" {
+			event[k] = v
+		}
+	}
+	return event
+}
+
+// pinoLines are shaped like real pino output: the fixed prefix
+// {"level":N,"time":MS,"pid":...,"hostname":...} then bindings and the
+// object argument, "msg" last; err serialiser objects; child bindings.
+var pinoLines = []string{
+	`{"level":30,"time":1764504000123,"pid":4242,"hostname":"ip-10-0-1-17","msg":"server listening"}`,
+	`{"level":30,"time":1764504000124,"pid":4242,"hostname":"ip-10-0-1-17","req":{"id":"req-1","method":"GET","url":"/api/orders?limit=10","headers":{"host":"shop.local","user-agent":"curl/8.5.0"}},"msg":"incoming request"}`,
+	`{"level":30,"time":1764504000181,"pid":4242,"hostname":"ip-10-0-1-17","req":{"id":"req-1"},"res":{"statusCode":200},"responseTime":57.21,"msg":"request completed"}`,
+	`{"level":50,"time":1764504000200,"pid":4242,"hostname":"ip-10-0-1-17","module":"db","err":{"type":"Error","message":"connect ECONNREFUSED 127.0.0.1:5432","stack":"Error: connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)","code":"ECONNREFUSED"},"msg":"connect ECONNREFUSED 127.0.0.1:5432"}`,
+	`{"level":20,"time":1764504000201,"pid":4242,"hostname":"ip-10-0-1-17","module":"cache","key":"user:42","hit":false,"msg":"cache miss"}`,
+	`{"level":10,"time":1764504000202,"pid":4242,"hostname":"ip-10-0-1-17","msg":"tick"}`,
+	`{"level":40,"time":1764504000203,"pid":4242,"hostname":"ip-10-0-1-17","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7","trace_flags":"01","msg":"slow query \"SELECT 1\" \u00e9"}`,
+	`{"level":60,"time":1764504000204,"pid":4242,"hostname":"ip-10-0-1-17","msg":"uncaught exception, exiting"}`,
+	`{"level":"info","time":1764504000205,"pid":4242,"hostname":"ip-10-0-1-17","msg":"formatters.level gives labels"}`,
+	`{"level":30,"time":"2026-11-30T12:00:00.206Z","msg":"pino.stdTimeFunctions.isoTime"}`,
+	`{"level":30,"time":1764504000207,"tags":["a","b"],"n":null,"ok":true,"big":12345678901234567890,"f":-1.5e-3,"msg":""}`,
+}
+
+func TestPinoMatchesAxiomPinoTransport(t *testing.T) {
+	for _, line := range pinoLines {
+		r := decodeOne(t, line)
+		got, want := parseJSON(t, r.body), axiomPino(t, line)
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if !bytes.Equal(gb, wb) {
+			t.Errorf("line %s\n got %s\nwant %s", line, gb, wb)
+		}
+	}
+}
+
+func TestScanAgreesWithEncodingJSON(t *testing.T) {
+	cases := []string{
+		`{}`, `{"a":1}`, `{"a":-0.5e+10}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":"\u00zz"}`, `{"a":"\q"}`,
+		`{"a":[1,{"b":[]}],"c":{}}`, `{"a":[1,]}`, `{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `{"a":tru}`, `{"a":nul}`,
+		"{\"a\":\"tab\there\"}", `{"a":"x"}}`, `{"a":{"b":1}`, `{"a":"\"\\\/\b\f\n\r\t\u1234"}`, `{"a":true,"b":false,"c":null}`,
+	}
+	var o object
+	for _, c := range cases {
+		if got, want := scanObject([]byte(c), &o), json.Valid([]byte(c)); got != want {
+			t.Errorf("%s: scanObject %v, json.Valid %v", c, got, want)
+		}
+	}
+}
+
+func ExampleDecoder_Decode() {
+	out := New(Options{}).Decode(stream.Batch{Lines: []stream.Line{
+		{Data: []byte(`{"level":30,"time":1764504000123,"msg":"hello"}`)},
+	}}, nil, time.Now())
+	lr := out.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	fmt.Println(lr.Body().Str(), lr.SeverityText(), lr.Timestamp() == pcommon.Timestamp(1764504000123e6))
+	// Output: {"level":"info","_time":1764504000123,"msg":"hello"} info true
+}
