@@ -19,7 +19,17 @@ import (
 var version = "dev"
 
 func main() {
-	cmd := otelcol.NewCommand(otelcol.CollectorSettings{
+	cmd := otelcol.NewCommand(settings())
+	cmd.SetArgs(withDefaultConfig(os.Args[1:]))
+	if err := cmd.Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+// settings describes the distribution: its components, its config sources
+// and the embedded default config.
+func settings() otelcol.CollectorSettings {
+	return otelcol.CollectorSettings{
 		BuildInfo: component.BuildInfo{Command: "sidecar", Description: "Ships an app's logs and spans to Axiom", Version: version},
 		Factories: components,
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
@@ -32,10 +42,6 @@ func main() {
 			},
 			DefaultScheme: "env",
 		}},
-	})
-	cmd.SetArgs(withDefaultConfig(os.Args[1:]))
-	if err := cmd.Execute(); err != nil {
-		os.Exit(1)
 	}
 }
 
