@@ -1,0 +1,302 @@
+package forward
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"io"
+	"slices"
+
+	"github.com/tinylib/msgp/msgp"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+)
+
+// maxBatchLines caps a batch; larger batches only delay the first ack.
+const maxBatchLines = 1024
+
+// sinkError marks an error from the Sink (shutdown): nothing more is
+// delivered or acknowledged on that connection.
+type sinkError struct{ err error }
+
+func (e sinkError) Error() string { return "pipeline refused the batch: " + e.err.Error() }
+func (e sinkError) Unwrap() error { return e.err }
+
+// conn decodes one client connection. Lines are copied into arena, a buffer
+// of fixed capacity, and handed to the Sink in batches of consecutive
+// records with equal attributes. A batch is flushed when the client has
+// nothing more buffered, when it is full, or when the attributes change;
+// frames that asked for an ack are acknowledged after the flush that
+// delivered their last record.
+type conn struct {
+	s       *Server
+	w       io.Writer
+	r       *msgp.Reader
+	maxLine int
+
+	tag  string // of the current frame
+	rec  record
+	acks []string // chunks of decoded frames waiting for the next flush
+
+	arena []byte
+	lines []stream.Line
+	attrs []stream.Attr // of every line in lines
+
+	partials partials
+
+	// PackedForward payload readers, created on first use.
+	packedSrc io.LimitedReader
+	packed    *msgp.Reader
+	gzBuf     *bufio.Reader
+	gz        *gzip.Reader
+	ackBuf    []byte
+}
+
+func newConn(s *Server, r io.Reader, w io.Writer) *conn {
+	c := &conn{
+		s:       s,
+		w:       w,
+		r:       msgp.NewReaderSize(r, readBufferSize),
+		maxLine: s.maxLine,
+		arena:   make([]byte, 0, max(1<<20, 4*s.maxLine)),
+	}
+	c.r.SetMaxRecursionDepth(maxDepth)
+	return c
+}
+
+// serve decodes frames until the client closes, sends a bad frame or the
+// read fails (closed or past the shutdown deadline). What was decoded before
+// that is delivered and acknowledged; after a Sink error nothing is.
+func (c *conn) serve() error {
+	for {
+		err := c.readFrame()
+		if err == nil {
+			if c.r.Buffered() == 0 { // the client is waiting or idle
+				err = c.flush()
+			}
+			if err == nil {
+				continue
+			}
+		}
+		var se sinkError
+		if errors.As(err, &se) {
+			return err
+		}
+		if ferr := c.finish(); ferr != nil {
+			return ferr
+		}
+		if err == io.EOF {
+			return nil
+		}
+		return err
+	}
+}
+
+// finish delivers pending partial lines and the last batch.
+func (c *conn) finish() error {
+	for p := c.partials.oldest(); p != nil; p = c.partials.oldest() {
+		p.truncated = true // its last piece never came
+		if err := c.emitPartial(p); err != nil {
+			return err
+		}
+	}
+	return c.flush()
+}
+
+// frameDone is called after a frame was read completely.
+func (c *conn) frameDone(chunk string) {
+	if chunk != "" {
+		c.acks = append(c.acks, chunk)
+	}
+}
+
+// handleRecord turns a decoded record into a line of the current batch, or
+// into a piece of a docker partial message.
+func (c *conn) handleRecord(rec *record) error {
+	start, end, truncated, ok := rec.line()
+	if !ok {
+		c.arena = c.arena[:rec.mark]
+		c.s.countBadRecord()
+		return nil
+	}
+	if start != rec.mark { // drop a message/log value we did not use
+		end = rec.mark + copy(c.arena[rec.mark:], c.arena[start:end])
+	}
+	c.arena = c.arena[:end]
+	if rec.partial && rec.partialID.end > rec.partialID.off {
+		return c.addPartial(rec, truncated)
+	}
+	if truncated {
+		c.s.countTruncated()
+	}
+	mark := rec.mark
+	sortExtras(rec)
+	if !c.sameAttrs(rec) {
+		var err error
+		if mark, err = c.flushBefore(mark); err != nil {
+			return err
+		}
+		c.attrs = c.recordAttrs(rec)
+	}
+	return c.appendLine(mark, stream.Line{Time: rec.time, Stream: rec.stream, Truncated: truncated})
+}
+
+// appendLine adds the line whose bytes are arena[mark:].
+func (c *conn) appendLine(mark int, l stream.Line) error {
+	end := len(c.arena)
+	l.Data = c.arena[mark:end:end]
+	c.lines = append(c.lines, l)
+	if len(c.lines) >= maxBatchLines {
+		return c.flushLines()
+	}
+	return nil
+}
+
+// reserve makes room for n more arena bytes, flushing if needed.
+func (c *conn) reserve(n int) error {
+	if cap(c.arena)-len(c.arena) >= n {
+		return nil
+	}
+	return c.flushLines()
+}
+
+// flushBefore delivers the current batch while keeping arena[mark:] (the
+// bytes of a line that starts a new batch); it returns their new offset.
+func (c *conn) flushBefore(mark int) (int, error) {
+	if len(c.lines) == 0 {
+		return mark, nil
+	}
+	tail := len(c.arena) - mark
+	c.arena = c.arena[:mark]
+	if err := c.flushLines(); err != nil {
+		return 0, err
+	}
+	c.arena = c.arena[:copy(c.arena[:tail], c.arena[mark:mark+tail])]
+	return 0, nil
+}
+
+// flush delivers the batch and then sends the acks it owes.
+func (c *conn) flush() error {
+	if err := c.flushLines(); err != nil {
+		return err
+	}
+	if len(c.acks) == 0 {
+		return nil
+	}
+	c.ackBuf = c.ackBuf[:0]
+	for _, chunk := range c.acks {
+		c.ackBuf = msgp.AppendMapHeader(c.ackBuf, 1)
+		c.ackBuf = msgp.AppendString(c.ackBuf, "ack")
+		c.ackBuf = msgp.AppendString(c.ackBuf, chunk)
+	}
+	c.acks = c.acks[:0]
+	_, err := c.w.Write(c.ackBuf)
+	return err
+}
+
+// flushLines hands the batch to the Sink, which blocks while the pipeline
+// refuses data: this connection is not read meanwhile, so the client's
+// writes back up (TCP backpressure) instead of anything being dropped.
+func (c *conn) flushLines() error {
+	if len(c.lines) > 0 {
+		if err := c.s.sink(c.s.sinkCtx, stream.Batch{Attrs: c.attrs, Lines: c.lines}); err != nil {
+			return sinkError{err}
+		}
+		c.s.countRecords(len(c.lines))
+		clear(c.lines)
+		c.lines = c.lines[:0]
+	}
+	c.arena = c.arena[:0]
+	return nil
+}
+
+// Attribute keys of a forward batch.
+const (
+	AttrContainerName = "container_name"
+	AttrContainerID   = "container_id"
+	AttrTag           = "fluent.tag"
+)
+
+// sameAttrs compares the record's attributes, in recordAttrs's order, with
+// those of the current batch without allocating.
+func (c *conn) sameAttrs(rec *record) bool {
+	a := c.attrs
+	i := 0
+	match := func(k string, v []byte) bool {
+		if i >= len(a) || a[i].Key != k || a[i].Value != string(v) {
+			return false
+		}
+		i++
+		return true
+	}
+	if rec.hasName && !match(AttrContainerName, rec.bytes(rec.name)) {
+		return false
+	}
+	if rec.hasID && !match(AttrContainerID, rec.bytes(rec.id)) {
+		return false
+	}
+	if c.tag != "" && (i >= len(a) || a[i].Key != AttrTag || a[i].Value != c.tag) {
+		return false
+	} else if c.tag != "" {
+		i++
+	}
+	for _, e := range rec.extras {
+		if i >= len(a) || a[i].Key != string(rec.bytes(e.key)) || a[i].Value != string(rec.bytes(e.value)) {
+			return false
+		}
+		i++
+	}
+	return i == len(a)
+}
+
+// recordAttrs builds the attributes of a record: container_name,
+// container_id, fluent.tag, then other string fields sorted by key.
+func (c *conn) recordAttrs(rec *record) []stream.Attr {
+	attrs := make([]stream.Attr, 0, 3+len(rec.extras))
+	if rec.hasName {
+		attrs = append(attrs, stream.Attr{Key: AttrContainerName, Value: string(rec.bytes(rec.name))})
+	}
+	if rec.hasID {
+		attrs = append(attrs, stream.Attr{Key: AttrContainerID, Value: string(rec.bytes(rec.id))})
+	}
+	if c.tag != "" {
+		attrs = append(attrs, stream.Attr{Key: AttrTag, Value: c.tag})
+	}
+	for _, e := range rec.extras {
+		attrs = append(attrs, stream.Attr{Key: string(rec.bytes(e.key)), Value: string(rec.bytes(e.value))})
+	}
+	return attrs
+}
+
+// sortExtras orders the extra fields by key (docker writes a record's
+// fields in random order); there are few, so insertion sort.
+func sortExtras(rec *record) {
+	x := rec.extras
+	for i := 1; i < len(x); i++ {
+		for j := i; j > 0 && string(rec.bytes(x[j].key)) < string(rec.bytes(x[j-1].key)); j-- {
+			x[j], x[j-1] = x[j-1], x[j]
+		}
+	}
+}
+
+// emitPartial adds a joined partial message as a line.
+func (c *conn) emitPartial(p *pending) error {
+	if err := c.reserve(len(p.data)); err != nil {
+		return err
+	}
+	mark := len(c.arena)
+	c.arena = append(c.arena, p.data...)
+	if !slices.Equal(c.attrs, p.attrs) {
+		var err error
+		if mark, err = c.flushBefore(mark); err != nil {
+			return err
+		}
+		c.attrs = p.attrs
+	}
+	if p.truncated {
+		c.s.countTruncated()
+	}
+	l := stream.Line{Time: p.time, Stream: p.stream, Truncated: p.truncated}
+	c.partials.release(p)
+	return c.appendLine(mark, l)
+}

@@ -1,0 +1,258 @@
+package forward
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/binary"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tinylib/msgp/msgp"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+)
+
+// gotLine is a delivered line with its batch's attributes, copied.
+type gotLine struct {
+	Data      string
+	Time      time.Time
+	Stream    string
+	Truncated bool
+	Attrs     map[string]string
+}
+
+// collector is a Sink that records what it accepted. While gate is set it
+// blocks each call until the gate is closed (or ctx ends).
+type collector struct {
+	mu      sync.Mutex
+	lines   []gotLine
+	batches int
+	changed chan struct{} // signalled after every accepted batch
+	entered chan struct{} // signalled when a call starts (buffered 1)
+	gate    chan struct{}
+}
+
+func newCollector() *collector {
+	return &collector{changed: make(chan struct{}, 1), entered: make(chan struct{}, 1)}
+}
+
+func (c *collector) sink(ctx context.Context, b stream.Batch) error {
+	select {
+	case c.entered <- struct{}{}:
+	default:
+	}
+	c.mu.Lock()
+	gate := c.gate
+	c.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	attrs := make(map[string]string, len(b.Attrs))
+	for _, a := range b.Attrs {
+		attrs[a.Key] = a.Value
+	}
+	c.mu.Lock()
+	for _, l := range b.Lines {
+		c.lines = append(c.lines, gotLine{Data: string(l.Data), Time: l.Time, Stream: l.Stream, Truncated: l.Truncated, Attrs: attrs})
+	}
+	c.batches++
+	c.mu.Unlock()
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// block makes every Sink call wait until the returned function is called.
+func (c *collector) block() (release func()) {
+	g := make(chan struct{})
+	c.mu.Lock()
+	c.gate = g
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		c.gate = nil
+		c.mu.Unlock()
+		close(g)
+	}
+}
+
+func (c *collector) snapshot() []gotLine {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]gotLine(nil), c.lines...)
+}
+
+// wait waits until at least n lines arrived and returns them.
+func (c *collector) wait(t *testing.T, n int) []gotLine {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		if l := c.snapshot(); len(l) >= n {
+			return l
+		}
+		select {
+		case <-c.changed:
+		case <-timeout:
+			t.Fatalf("timed out waiting for %d lines, have %d", n, len(c.snapshot()))
+		}
+	}
+}
+
+// startServer starts a server on 127.0.0.1:0 (and a unix socket in a temp
+// dir when unix is true) and shuts it down at the end of the test.
+func startServer(t *testing.T, unix bool, maxLine int, sink stream.Sink) (*Server, string, string) {
+	t.Helper()
+	cfg := Config{Endpoint: "127.0.0.1:0"}
+	if unix {
+		cfg.UnixSocket = filepath.Join(shortTempDir(t), "fluent.sock")
+	}
+	s, err := New(cfg, Settings{MaxLineBytes: maxLine}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return s, s.Addrs()[0].String(), cfg.UnixSocket
+}
+
+// shortTempDir keeps unix socket paths under the 108-byte limit.
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func dial(t *testing.T, network, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Frame builders, written with msgp's low-level appenders the way a fluent
+// client would encode them.
+
+type kv = [2]string
+
+func appendRecord(b []byte, fields ...kv) []byte {
+	b = msgp.AppendMapHeader(b, uint32(len(fields)))
+	for _, f := range fields {
+		b = msgp.AppendString(b, f[0])
+		b = msgp.AppendString(b, f[1])
+	}
+	return b
+}
+
+func appendEventTime(b []byte, t time.Time) []byte {
+	b = append(b, 0xd7, 0x00)
+	b = binary.BigEndian.AppendUint32(b, uint32(t.Unix()))
+	return binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
+}
+
+func appendOption(b []byte, chunk string) []byte {
+	if chunk == "" {
+		return msgp.AppendMapHeader(b, 0)
+	}
+	b = msgp.AppendMapHeader(b, 2)
+	b = msgp.AppendString(b, "chunk")
+	b = msgp.AppendString(b, chunk)
+	b = msgp.AppendString(b, "size")
+	return msgp.AppendInt(b, 1)
+}
+
+// messageFrame is [tag, time, record, option] with an integer time.
+func messageFrame(tag string, sec int64, chunk string, fields ...kv) []byte {
+	b := msgp.AppendArrayHeader(nil, 4)
+	b = msgp.AppendString(b, tag)
+	b = msgp.AppendInt64(b, sec)
+	b = appendRecord(b, fields...)
+	return appendOption(b, chunk)
+}
+
+// entries encodes [time, record] entries with EventTime.
+func entries(t0 time.Time, logs ...string) []byte {
+	var b []byte
+	for i, l := range logs {
+		b = msgp.AppendArrayHeader(b, 2)
+		b = appendEventTime(b, t0.Add(time.Duration(i)*time.Millisecond))
+		b = appendRecord(b, kv{"log", l}, kv{"source", "stdout"})
+	}
+	return b
+}
+
+func forwardFrame(tag string, t0 time.Time, chunk string, logs ...string) []byte {
+	b := msgp.AppendArrayHeader(nil, 3)
+	b = msgp.AppendString(b, tag)
+	b = msgp.AppendArrayHeader(b, uint32(len(logs)))
+	b = append(b, entries(t0, logs...)...)
+	return appendOption(b, chunk)
+}
+
+func packedFrame(tag string, t0 time.Time, chunk string, logs ...string) []byte {
+	b := msgp.AppendArrayHeader(nil, 3)
+	b = msgp.AppendString(b, tag)
+	b = msgp.AppendBytes(b, entries(t0, logs...))
+	return appendOption(b, chunk)
+}
+
+// compressedFrame gzips the entries as one gzip member per log, as Fluent
+// Bit and fluentd may append several members.
+func compressedFrame(tag string, t0 time.Time, chunk string, logs ...string) []byte {
+	var payload bytes.Buffer
+	for i, l := range logs {
+		zw := gzip.NewWriter(&payload)
+		_, _ = zw.Write(entries(t0.Add(time.Duration(i)*time.Millisecond), l))
+		_ = zw.Close()
+	}
+	b := msgp.AppendArrayHeader(nil, 3)
+	b = msgp.AppendString(b, tag)
+	b = msgp.AppendBytes(b, payload.Bytes())
+	b = msgp.AppendMapHeader(b, 2)
+	b = msgp.AppendString(b, "chunk")
+	b = msgp.AppendString(b, chunk)
+	b = msgp.AppendString(b, "compressed")
+	return msgp.AppendString(b, "gzip")
+}
+
+// readAck reads one {"ack": id} reply.
+func readAck(t *testing.T, r *msgp.Reader) string {
+	t.Helper()
+	n, err := r.ReadMapHeader()
+	if err != nil || n != 1 {
+		t.Fatalf("ack header: n=%d err=%v", n, err)
+	}
+	if k, err := r.ReadString(); err != nil || k != "ack" {
+		t.Fatalf("ack key %q: %v", k, err)
+	}
+	v, err := r.ReadString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
