@@ -58,7 +58,7 @@ func newConn(s *Server, r io.Reader, w io.Writer) *conn {
 		w:       w,
 		r:       msgp.NewReaderSize(r, readBufferSize),
 		maxLine: s.maxLine,
-		arena:   make([]byte, 0, max(1<<20, 4*s.maxLine)),
+		arena:   make([]byte, 0, s.arenaBytes),
 	}
 	c.r.SetMaxRecursionDepth(maxDepth)
 	return c

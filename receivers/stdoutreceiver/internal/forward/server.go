@@ -80,6 +80,9 @@ type Server struct {
 	logger  *zap.Logger
 	sink    stream.Sink
 	maxLine int
+	// arenaBytes is each connection's line buffer: at least two whole
+	// lines (a record's log and message), and 1 MiB for large batches.
+	arenaBytes int
 
 	sinkCtx    context.Context
 	cancelSink context.CancelFunc
@@ -110,6 +113,7 @@ func New(cfg Config, set Settings, sink stream.Sink) (*Server, error) {
 	if s.maxLine <= 0 {
 		s.maxLine = DefaultMaxLineBytes
 	}
+	s.arenaBytes = max(1<<20, 4*s.maxLine)
 	s.sinkCtx, s.cancelSink = context.WithCancel(context.Background())
 	return s, nil
 }
