@@ -1,7 +1,9 @@
 // Package configs holds the sidecar's ready-made configurations and serves
-// them to the collector under the "embedded:" scheme, so that
-// `--config embedded:default` (or any other file here, by its name without
-// ".yaml") works without a file on disk.
+// them to the collector under the "embedded:" scheme, so that they work
+// without a file on disk. default.yaml is complete; every other file is an
+// overlay for one way of running (ECS, Kubernetes, compose, a pipe) that
+// `embedded:<name>` serves merged over the default, the way the collector
+// merges several --config sources: maps key by key, lists replaced.
 package configs
 
 import (
@@ -20,8 +22,10 @@ var files embed.FS
 // Scheme is the config URI scheme of the embedded configurations.
 const Scheme = "embedded"
 
+const defaultName = "default"
+
 // DefaultURI names the configuration the sidecar runs when given none.
-const DefaultURI = Scheme + ":default"
+const DefaultURI = Scheme + ":" + defaultName
 
 // Names lists the embedded configurations.
 func Names() []string {
@@ -54,11 +58,33 @@ func (provider) Retrieve(_ context.Context, uri string, _ confmap.WatcherFunc) (
 	if !ok {
 		return nil, fmt.Errorf("%q is not an %s: URI", uri, Scheme)
 	}
+	conf, err := load(defaultName)
+	if err != nil {
+		return nil, err
+	}
+	if name == defaultName {
+		return confmap.NewRetrieved(conf.ToStringMap())
+	}
+	overlay, err := load(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := conf.Merge(overlay); err != nil {
+		return nil, fmt.Errorf("merging embedded:%s over the default: %w", name, err)
+	}
+	return confmap.NewRetrieved(conf.ToStringMap())
+}
+
+func load(name string) (*confmap.Conf, error) {
 	b, err := Read(name)
 	if err != nil {
 		return nil, err
 	}
-	return confmap.NewRetrievedFromYAML(b)
+	r, err := confmap.NewRetrievedFromYAML(b)
+	if err != nil {
+		return nil, fmt.Errorf("embedded:%s: %w", name, err)
+	}
+	return r.AsConf()
 }
 
 func (provider) Scheme() string                 { return Scheme }
