@@ -27,3 +27,32 @@ func TestComponentsListsTheDistribution(t *testing.T) {
 		}
 	}
 }
+
+func TestHealthCommand(t *testing.T) {
+	health, otlpAddr := FreeAddr(t), FreeAddr(t)
+	s := StartSidecar(t, `
+extensions:
+  health_check: {endpoint: `+health+`}
+receivers:
+  otlp: {protocols: {http: {endpoint: `+otlpAddr+`}}}
+exporters:
+  debug: {}
+service:
+  extensions: [health_check]
+  pipelines:
+    logs: {receivers: [otlp], exporters: [debug]}
+  telemetry: {metrics: {level: none}}
+`)
+	s.WaitListening(t, health)
+	out, err := exec.Command(sidecarBinary, "health", "--url", "http://"+health+"/").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "healthy" {
+		t.Fatalf("health on a running sidecar: %v %q", err, out)
+	}
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	out, err = exec.Command(sidecarBinary, "health", "--url", "http://"+health+"/").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "not healthy") {
+		t.Fatalf("health on a stopped sidecar: %v %q", err, out)
+	}
+}

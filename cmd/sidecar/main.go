@@ -20,6 +20,7 @@ var version = "dev"
 
 func main() {
 	cmd := otelcol.NewCommand(settings())
+	cmd.AddCommand(newHealthCommand())
 	cmd.SetArgs(withDefaultConfig(os.Args[1:]))
 	if err := cmd.Execute(); err != nil {
 		os.Exit(1)
