@@ -1,0 +1,75 @@
+package samplingprocessor
+
+import (
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+)
+
+// benchConfig has the shape of a real config: a health-check rule that does
+// not match, a fixed Redis GET rule and a dynamic rule for other commands.
+func benchConfig() *Config {
+	cfg := testConfig(
+		RuleConfig{Name: "health", Match: MatchConfig{Kind: []string{"server"}, SpanName: map[string]any{"glob": "GET /health*"}}, Probability: 1.0 / 1024},
+		RuleConfig{Name: "redis-get", Match: MatchConfig{Kind: []string{"client"}, Attributes: map[string]any{"db.system": "redis"}, Operation: []string{"GET", "MGET"}},
+			Probability: 1.0 / 128, KeepIf: KeepConfig{MinDuration: 25 * time.Millisecond}},
+		RuleConfig{Name: "redis-other", Match: MatchConfig{Attributes: map[string]any{"db.system": "redis"}}, TargetPerSecond: 20, Key: []string{"span.name"}},
+	)
+	cfg.AlwaysKeep.MinDuration = time.Second
+	return cfg
+}
+
+// BenchmarkDecide measures the per-span decision path (rule matching,
+// operation, always-keep, structure, randomness, threshold, summary and
+// counters) on Redis spans; it must not allocate.
+func BenchmarkDecide(b *testing.B) {
+	s, err := newSampler(benchConfig(), processortest.NewNopSettings(componentType))
+	if err != nil {
+		b.Fatal(err)
+	}
+	gen := newSpanGen(1)
+	td, spans := newBatch("shop")
+	names := []string{"GET", "SET", "MGET", "HGETALL"}
+	for i := 0; i < 4096; i++ {
+		sp := gen.redisLeaf(spans, gen.traceID(), gen.spanID(), 400_000)
+		sp.SetName(names[i%len(names)])
+	}
+	v := spanView{resAttrs: td.ResourceSpans().At(0).Resource().Attributes(), service: "shop"}
+	kept := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v.span = spans.At(i & 4095)
+		if s.decideSpan(&v).keep {
+			kept++
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+// BenchmarkProcessTraces measures whole batches of 1000 Redis spans through
+// processTraces, including removing dropped spans and writing attributes to
+// kept ones (the batch copy is excluded).
+func BenchmarkProcessTraces(b *testing.B) {
+	s, err := newSampler(benchConfig(), processortest.NewNopSettings(componentType))
+	if err != nil {
+		b.Fatal(err)
+	}
+	gen := newSpanGen(1)
+	src, spans := newBatch("shop")
+	for i := 0; i < 1000; i++ {
+		gen.redisLeaf(spans, gen.traceID(), gen.spanID(), 400_000)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		td := ptrace.NewTraces()
+		src.CopyTo(td)
+		b.StartTimer()
+		_, _ = s.processTraces(b.Context(), td)
+	}
+	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "spans/s")
+}

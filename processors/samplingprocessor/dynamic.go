@@ -1,0 +1,143 @@
+package samplingprocessor
+
+import (
+	"encoding/binary"
+	"math"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// dynamicRule turns target_per_second into a probability per key. The
+// probability of interval k+1 comes from the counts of interval k and is a
+// power of two 2^-exp, so it is known when an item is decided and the weight
+// 2^exp is exact. Guarded by the sampler's mutex.
+type dynamicRule struct {
+	target   float64 // items per second per key
+	interval time.Duration
+	maxExp   int // from min_probability
+	maxKeys  int
+	fields   []string
+	keys     map[uint64]*keyState
+	overflow keyState // shared by keys beyond maxKeys
+}
+
+type keyState struct {
+	count uint64 // sampling-eligible items this interval
+	exp   int    // probability 2^-exp for this interval
+}
+
+func newDynamicRule(c *RuleConfig) *dynamicRule {
+	d := &dynamicRule{
+		target:   c.TargetPerSecond,
+		interval: c.Interval,
+		maxKeys:  c.MaxKeys,
+		fields:   c.Key,
+		keys:     map[uint64]*keyState{},
+	}
+	if d.interval == 0 {
+		d.interval = 10 * time.Second
+	}
+	if d.maxKeys == 0 {
+		d.maxKeys = 1000
+	}
+	minP := c.MinProbability
+	if minP == 0 {
+		minP = math.Ldexp(1, -20)
+	}
+	d.maxExp = int(math.Floor(-math.Log2(minP)))
+	return d
+}
+
+// state returns the key's state, counting one more eligible item. New keys
+// start at probability 1 (every key is represented before it is measured).
+func (d *dynamicRule) state(key uint64) *keyState {
+	ks, ok := d.keys[key]
+	if !ok {
+		if len(d.keys) >= d.maxKeys {
+			ks = &d.overflow
+		} else {
+			ks = &keyState{}
+			d.keys[key] = ks
+		}
+	}
+	ks.count++
+	return ks
+}
+
+// adjust computes the next interval's probabilities from the counts of the
+// one that just ended (elapsed long), forgets idle keys and resets counts.
+func (d *dynamicRule) adjust(elapsed time.Duration) {
+	for k, ks := range d.keys {
+		if ks.count == 0 {
+			delete(d.keys, k)
+			continue
+		}
+		d.next(ks, elapsed)
+	}
+	d.next(&d.overflow, elapsed)
+}
+
+func (d *dynamicRule) next(ks *keyState, elapsed time.Duration) {
+	if ks.count == 0 {
+		ks.exp = 0
+		return
+	}
+	p := d.target * elapsed.Seconds() / float64(ks.count)
+	exp := 0
+	if p < 1 {
+		exp = int(math.Round(-math.Log2(p))) // nearest power of two on a log scale
+	}
+	ks.exp = min(max(exp, 0), d.maxExp)
+	ks.count = 0
+}
+
+// fnv64 is FNV-1a, used for keys and for records without a trace id; it is
+// deterministic across processes, so sidecars agree.
+type fnv64 uint64
+
+const fnvOffset fnv64 = 14695981039346656037
+
+func (h fnv64) str(s string) fnv64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ fnv64(s[i])) * 1099511628211
+	}
+	return (h ^ 0xff) * 1099511628211 // field separator
+}
+
+func (h fnv64) u64(v uint64) fnv64 {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	for _, c := range b {
+		h = (h ^ fnv64(c)) * 1099511628211
+	}
+	return h
+}
+
+// value hashes a pdata value without rendering it as a string.
+func (h fnv64) value(v pcommon.Value) fnv64 {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return h.str(v.Str())
+	case pcommon.ValueTypeInt:
+		return h.u64(uint64(v.Int()))
+	case pcommon.ValueTypeDouble:
+		return h.u64(math.Float64bits(v.Double()))
+	case pcommon.ValueTypeBool:
+		if v.Bool() {
+			return h.u64(1)
+		}
+		return h.u64(0)
+	}
+	return h.u64(uint64(v.Type()) << 32)
+}
+
+// mix56 spreads a hash over 56 bits of randomness (splitmix64 finaliser).
+func mix56(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x & randomMask
+}

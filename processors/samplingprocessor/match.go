@@ -1,0 +1,560 @@
+package samplingprocessor
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/sidecarhq/sidecar/internal/jsonscan"
+)
+
+// Everything in this file is compiled once at Start; the match methods only
+// read pdata values and compare, so they do not allocate.
+
+type signalMask uint8
+
+const (
+	signalTraces signalMask = 1 << iota
+	signalLogs
+)
+
+// scalar is one configured value in the forms it can be compared in.
+type scalar struct {
+	str    string
+	num    float64
+	isNum  bool
+	b      bool
+	isBool bool
+}
+
+type valueOp uint8
+
+const (
+	opIn valueOp = iota // equals is "in" with one value
+	opExists
+	opRegex
+	opGlob
+)
+
+// valueMatcher is one compiled value condition.
+type valueMatcher struct {
+	op     valueOp
+	values []scalar
+	exists bool // for opExists: want present (true) or absent (false)
+	re     *regexp.Regexp
+	glob   string
+}
+
+type fieldMatcher struct {
+	key string
+	m   valueMatcher
+}
+
+// severity ranges of SeverityNumber per level name (OTel log data model).
+var severityLevels = map[string][2]plog.SeverityNumber{
+	"trace": {1, 4}, "debug": {5, 8}, "info": {9, 12},
+	"warn": {13, 16}, "error": {17, 20}, "fatal": {21, 24},
+}
+
+var spanKinds = map[string]ptrace.SpanKind{
+	"internal": ptrace.SpanKindInternal, "server": ptrace.SpanKindServer, "client": ptrace.SpanKindClient,
+	"producer": ptrace.SpanKindProducer, "consumer": ptrace.SpanKindConsumer, "unspecified": ptrace.SpanKindUnspecified,
+}
+
+var statusCodes = map[string]ptrace.StatusCode{
+	"unset": ptrace.StatusCodeUnset, "ok": ptrace.StatusCodeOk, "error": ptrace.StatusCodeError,
+}
+
+// matcher is a compiled MatchConfig.
+type matcher struct {
+	signals    signalMask
+	spanName   *valueMatcher
+	kinds      uint8 // bit per ptrace.SpanKind; 0 = any
+	statuses   uint8 // bit per ptrace.StatusCode; 0 = any
+	operations []string
+	service    *valueMatcher
+	attrs      []fieldMatcher
+	resAttrs   []fieldMatcher
+	severities [][2]plog.SeverityNumber
+	sevNames   []string
+	body       []fieldMatcher
+}
+
+func compileMatch(c *MatchConfig) (*matcher, error) {
+	m := &matcher{}
+	var errs []error
+	var err error
+	if c.SpanName != nil {
+		if m.spanName, err = compileValue(c.SpanName); err != nil {
+			errs = append(errs, fmt.Errorf("span_name: %w", err))
+		}
+	}
+	if c.Service != nil {
+		if m.service, err = compileValue(c.Service); err != nil {
+			errs = append(errs, fmt.Errorf("service: %w", err))
+		}
+	}
+	for _, k := range c.Kind {
+		kind, ok := spanKinds[strings.ToLower(k)]
+		if !ok {
+			errs = append(errs, fmt.Errorf("kind: unknown span kind %q (want internal, server, client, producer or consumer)", k))
+			continue
+		}
+		m.kinds |= 1 << uint(kind)
+	}
+	for _, s := range c.Status {
+		code, ok := statusCodes[strings.ToLower(s)]
+		if !ok {
+			errs = append(errs, fmt.Errorf("status: unknown status %q (want unset, ok or error)", s))
+			continue
+		}
+		m.statuses |= 1 << uint(code)
+	}
+	for _, op := range c.Operation {
+		if op == "" {
+			errs = append(errs, errors.New("operation: empty value"))
+		}
+	}
+	m.operations = c.Operation
+	for _, s := range c.Severity {
+		r, ok := severityLevels[strings.ToLower(s)]
+		if !ok {
+			errs = append(errs, fmt.Errorf("severity: unknown level %q (want trace, debug, info, warn, error or fatal)", s))
+			continue
+		}
+		m.severities = append(m.severities, r)
+		m.sevNames = append(m.sevNames, strings.ToLower(s))
+	}
+	var e error
+	if m.attrs, e = compileFields("attributes", c.Attributes); e != nil {
+		errs = append(errs, e)
+	}
+	if m.resAttrs, e = compileFields("resource_attributes", c.ResourceAttributes); e != nil {
+		errs = append(errs, e)
+	}
+	if m.body, e = compileFields("body", c.Body); e != nil {
+		errs = append(errs, e)
+	}
+
+	spanOnly := c.SpanName != nil || len(c.Kind) > 0 || len(c.Status) > 0 || len(c.Operation) > 0
+	logOnly := len(c.Severity) > 0 || len(c.Body) > 0
+	switch strings.ToLower(c.Signal) {
+	case "traces", "spans":
+		m.signals = signalTraces
+		if logOnly {
+			errs = append(errs, errors.New("signal is traces but severity or body conditions only apply to logs"))
+		}
+	case "logs":
+		m.signals = signalLogs
+		if spanOnly {
+			errs = append(errs, errors.New("signal is logs but span_name, kind, status or operation conditions only apply to spans"))
+		}
+	case "":
+		switch {
+		case spanOnly && logOnly:
+			errs = append(errs, errors.New("mixes span-only conditions (span_name, kind, status, operation) with log-only ones (severity, body)"))
+		case spanOnly:
+			m.signals = signalTraces
+		case logOnly:
+			m.signals = signalLogs
+		default:
+			m.signals = signalTraces | signalLogs
+		}
+	default:
+		errs = append(errs, fmt.Errorf("signal: unknown signal %q (want traces or logs)", c.Signal))
+	}
+	return m, errors.Join(errs...)
+}
+
+func compileFields(what string, fields map[string]any) ([]fieldMatcher, error) {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // deterministic error order
+	var out []fieldMatcher
+	var errs []error
+	for _, k := range keys {
+		vm, err := compileValue(fields[k])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s[%q]: %w", what, k, err))
+			continue
+		}
+		out = append(out, fieldMatcher{key: k, m: *vm})
+	}
+	return out, errors.Join(errs...)
+}
+
+// compileValue accepts a scalar (equals), a list (in) or a map with exactly
+// one of equals, in, exists, regex, glob.
+func compileValue(v any) (*valueMatcher, error) {
+	switch x := v.(type) {
+	case []any:
+		return compileIn(x)
+	case map[string]any:
+		if len(x) != 1 {
+			return nil, fmt.Errorf("want exactly one of equals, in, exists, regex, glob; got %d keys", len(x))
+		}
+		for op, arg := range x {
+			switch op {
+			case "equals":
+				s, err := toScalar(arg)
+				if err != nil {
+					return nil, fmt.Errorf("equals: %w", err)
+				}
+				return &valueMatcher{op: opIn, values: []scalar{s}}, nil
+			case "in":
+				list, ok := arg.([]any)
+				if !ok {
+					return nil, fmt.Errorf("in: want a list, got %T", arg)
+				}
+				return compileIn(list)
+			case "exists":
+				b, ok := arg.(bool)
+				if !ok {
+					return nil, fmt.Errorf("exists: want true or false, got %v", arg)
+				}
+				return &valueMatcher{op: opExists, exists: b}, nil
+			case "regex":
+				s, ok := arg.(string)
+				if !ok {
+					return nil, fmt.Errorf("regex: want a string, got %T", arg)
+				}
+				re, err := regexp.Compile(s)
+				if err != nil {
+					return nil, fmt.Errorf("regex: %w", err)
+				}
+				return &valueMatcher{op: opRegex, re: re}, nil
+			case "glob":
+				s, ok := arg.(string)
+				if !ok {
+					return nil, fmt.Errorf("glob: want a string, got %T", arg)
+				}
+				return &valueMatcher{op: opGlob, glob: s}, nil
+			default:
+				return nil, fmt.Errorf("unknown operator %q (want equals, in, exists, regex or glob)", op)
+			}
+		}
+	}
+	s, err := toScalar(v)
+	if err != nil {
+		return nil, err
+	}
+	return &valueMatcher{op: opIn, values: []scalar{s}}, nil
+}
+
+func compileIn(list []any) (*valueMatcher, error) {
+	if len(list) == 0 {
+		return nil, errors.New("in: empty list")
+	}
+	vm := &valueMatcher{op: opIn}
+	for i, e := range list {
+		s, err := toScalar(e)
+		if err != nil {
+			return nil, fmt.Errorf("in[%d]: %w", i, err)
+		}
+		vm.values = append(vm.values, s)
+	}
+	return vm, nil
+}
+
+func toScalar(v any) (scalar, error) {
+	switch x := v.(type) {
+	case string:
+		s := scalar{str: x}
+		if f, err := strconv.ParseFloat(x, 64); err == nil {
+			s.num, s.isNum = f, true
+		}
+		return s, nil
+	case bool:
+		return scalar{str: strconv.FormatBool(x), b: x, isBool: true}, nil
+	case int:
+		return scalar{str: strconv.Itoa(x), num: float64(x), isNum: true}, nil
+	case int64:
+		return scalar{str: strconv.FormatInt(x, 10), num: float64(x), isNum: true}, nil
+	case uint64:
+		return scalar{str: strconv.FormatUint(x, 10), num: float64(x), isNum: true}, nil
+	case float64:
+		return scalar{str: strconv.FormatFloat(x, 'f', -1, 64), num: x, isNum: true}, nil
+	case nil:
+		return scalar{}, errors.New("value is missing (use exists: true to test presence)")
+	}
+	return scalar{}, fmt.Errorf("unsupported value %v of type %T", v, v)
+}
+
+// matchString matches a string value.
+func (vm *valueMatcher) matchString(s string) bool {
+	switch vm.op {
+	case opIn:
+		for i := range vm.values {
+			if vm.values[i].str == s {
+				return true
+			}
+		}
+		return false
+	case opExists:
+		return vm.exists
+	case opRegex:
+		return vm.re.MatchString(s)
+	case opGlob:
+		return globMatch(vm.glob, s)
+	}
+	return false
+}
+
+// matchValue matches a pdata value (present). Numbers compare numerically;
+// regex and glob apply to string values only.
+func (vm *valueMatcher) matchValue(v pcommon.Value) bool {
+	if vm.op == opExists {
+		return vm.exists
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return vm.matchString(v.Str())
+	case pcommon.ValueTypeInt:
+		return vm.matchNum(float64(v.Int()))
+	case pcommon.ValueTypeDouble:
+		return vm.matchNum(v.Double())
+	case pcommon.ValueTypeBool:
+		if vm.op != opIn {
+			return false
+		}
+		for i := range vm.values {
+			if vm.values[i].isBool && vm.values[i].b == v.Bool() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (vm *valueMatcher) matchNum(f float64) bool {
+	if vm.op != opIn {
+		return false
+	}
+	for i := range vm.values {
+		if vm.values[i].isNum && vm.values[i].num == f {
+			return true
+		}
+	}
+	return false
+}
+
+// matchJSON matches the raw JSON text of a body field (present). Escaped
+// strings are decoded into *scratch, which is reused across calls.
+func (vm *valueMatcher) matchJSON(raw string, scratch *[]byte) bool {
+	if vm.op == opExists {
+		return vm.exists
+	}
+	if jsonscan.IsString(raw) {
+		if !jsonscan.HasEscapes(raw) {
+			return vm.matchString(raw[1 : len(raw)-1])
+		}
+		switch vm.op {
+		case opIn:
+			for i := range vm.values {
+				if jsonscan.StringEqual(raw, vm.values[i].str) {
+					return true
+				}
+			}
+			return false
+		default:
+			b, ok := jsonscan.AppendString((*scratch)[:0], raw)
+			*scratch = b
+			if !ok {
+				return false
+			}
+			if vm.op == opRegex {
+				return vm.re.Match(b)
+			}
+			return globMatch(vm.glob, b)
+		}
+	}
+	if f, ok := jsonscan.Number(raw); ok {
+		return vm.matchNum(f)
+	}
+	if b, ok := jsonscan.Bool(raw); ok && vm.op == opIn {
+		for i := range vm.values {
+			if vm.values[i].isBool && vm.values[i].b == b {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func matchFields(fields []fieldMatcher, attrs pcommon.Map) bool {
+	for i := range fields {
+		f := &fields[i]
+		v, ok := attrs.Get(f.key)
+		if !ok {
+			if f.m.op == opExists && !f.m.exists {
+				continue
+			}
+			return false
+		}
+		if !f.m.matchValue(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// spanView is what span matching reads, gathered once per span.
+type spanView struct {
+	span      ptrace.Span
+	resAttrs  pcommon.Map
+	service   string
+	operation string
+	isError   bool
+}
+
+func (m *matcher) matchSpan(v *spanView) bool {
+	if m.signals&signalTraces == 0 {
+		return false
+	}
+	sp := v.span
+	if m.kinds != 0 && m.kinds&(1<<uint(sp.Kind())) == 0 {
+		return false
+	}
+	if m.statuses != 0 && m.statuses&(1<<uint(sp.Status().Code())) == 0 {
+		return false
+	}
+	if m.service != nil && !m.service.matchString(v.service) {
+		return false
+	}
+	if m.spanName != nil && !m.spanName.matchString(sp.Name()) {
+		return false
+	}
+	if len(m.operations) > 0 {
+		found := false
+		for _, op := range m.operations {
+			if strings.EqualFold(op, v.operation) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return matchFields(m.resAttrs, v.resAttrs) && matchFields(m.attrs, sp.Attributes())
+}
+
+// logView is what log matching reads, gathered once per record.
+type logView struct {
+	rec      plog.LogRecord
+	resAttrs pcommon.Map
+	service  string
+	scratch  []byte // decoding buffer for escaped body strings, reused
+}
+
+func (m *matcher) matchLog(v *logView) bool {
+	if m.signals&signalLogs == 0 {
+		return false
+	}
+	if m.service != nil && !m.service.matchString(v.service) {
+		return false
+	}
+	if len(m.severities) > 0 && !m.matchSeverity(v.rec) {
+		return false
+	}
+	if !matchFields(m.resAttrs, v.resAttrs) || !matchFields(m.attrs, v.rec.Attributes()) {
+		return false
+	}
+	return len(m.body) == 0 || matchBody(m.body, v.rec.Body(), &v.scratch)
+}
+
+func (m *matcher) matchSeverity(rec plog.LogRecord) bool {
+	if n := rec.SeverityNumber(); n != plog.SeverityNumberUnspecified {
+		for _, r := range m.severities {
+			if n >= r[0] && n <= r[1] {
+				return true
+			}
+		}
+		return false
+	}
+	text := rec.SeverityText()
+	for _, name := range m.sevNames {
+		if strings.EqualFold(text, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchBody matches body fields of a JSON object text body or a Map body.
+func matchBody(fields []fieldMatcher, body pcommon.Value, scratch *[]byte) bool {
+	switch body.Type() {
+	case pcommon.ValueTypeMap:
+		return matchFields(fields, body.Map())
+	case pcommon.ValueTypeStr:
+		obj := body.Str()
+		for i := range fields {
+			f := &fields[i]
+			raw, ok := jsonscan.Field(obj, f.key)
+			if !ok {
+				if f.m.op == opExists && !f.m.exists {
+					continue
+				}
+				return false
+			}
+			if !f.m.matchJSON(raw, scratch) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// globMatch reports whether s matches pattern, where '*' matches any run of
+// characters (including '/') and '?' any single byte.
+func globMatch[T jsonscan.Text](pattern string, s T) bool {
+	p, i := 0, 0
+	star, mark := -1, 0
+	for i < len(s) {
+		switch {
+		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
+			p++
+			i++
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, i
+			p++
+		case star >= 0:
+			p = star + 1
+			mark++
+			i = mark
+		default:
+			return false
+		}
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}
+
+// spanOperation is the operation of a span: db.operation.name, else
+// db.operation, else the first word of the span name.
+func spanOperation(sp ptrace.Span) string {
+	attrs := sp.Attributes()
+	if v, ok := attrs.Get("db.operation.name"); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+		return v.Str()
+	}
+	if v, ok := attrs.Get("db.operation"); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+		return v.Str()
+	}
+	name := sp.Name()
+	if i := strings.IndexByte(name, ' '); i >= 0 {
+		return name[:i]
+	}
+	return name
+}
