@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
 )
 
 // components lists every component compiled into the sidecar.
@@ -23,6 +24,7 @@ func components() (otelcol.Factories, error) {
 	f := otelcol.Factories{Telemetry: otelconftelemetry.NewFactory()}
 	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
 		otlpreceiver.NewFactory(),
+		stdoutreceiver.NewFactory(),
 	); err != nil {
 		return f, err
 	}

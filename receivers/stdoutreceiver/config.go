@@ -1,0 +1,63 @@
+package stdoutreceiver
+
+import (
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
+)
+
+// defaultMaxLineBytes keeps lines well under Axiom's 1 MB field limit.
+const defaultMaxLineBytes = 256 << 10
+
+// Config is the stdout receiver's configuration. Each transport section
+// turns its transport on by being present (an empty section, `stdin: {}`,
+// takes its defaults); at least one is required.
+type Config struct {
+	// MaxLineBytes is the longest line kept whole; longer lines keep their
+	// first MaxLineBytes bytes and are marked log.truncated.
+	MaxLineBytes int `mapstructure:"max_line_bytes"`
+	// Storage names a storage extension (file_storage) where tailed files'
+	// offsets are checkpointed; unset, a restart starts over per start_at.
+	Storage *component.ID `mapstructure:"storage"`
+
+	Stdin   configoptional.Optional[StdinConfig]    `mapstructure:"stdin"`
+	Files   configoptional.Optional[tail.Config]    `mapstructure:"files"`
+	Forward configoptional.Optional[forward.Config] `mapstructure:"forward"`
+}
+
+// StdinConfig is the stdin transport: `app | sidecar`.
+type StdinConfig struct {
+	// ExitOnEOF ends the sidecar (exit code 0, after the pipeline drained)
+	// when stdin reaches end of input, so a shell pipeline ends cleanly.
+	ExitOnEOF bool `mapstructure:"exit_on_eof"`
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		MaxLineBytes: defaultMaxLineBytes,
+		Stdin:        configoptional.Default(StdinConfig{ExitOnEOF: true}),
+		Files:        configoptional.Default(tail.NewDefaultConfig()),
+		Forward:      configoptional.Default(forward.NewDefaultConfig()),
+	}
+}
+
+// Validate checks the receiver-level settings; each present transport
+// section is validated by its own Validate.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.MaxLineBytes <= 0 {
+		errs = append(errs, fmt.Errorf("max_line_bytes must be positive, got %d", c.MaxLineBytes))
+	}
+	if !c.Stdin.HasValue() && !c.Files.HasValue() && !c.Forward.HasValue() {
+		errs = append(errs, errors.New("no transport configured: add at least one of stdin, files or forward"))
+	}
+	if c.Storage != nil && !c.Files.HasValue() {
+		errs = append(errs, errors.New("storage is only used by files, which is not configured"))
+	}
+	return errors.Join(errs...)
+}

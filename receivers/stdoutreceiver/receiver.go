@@ -1,0 +1,265 @@
+package stdoutreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.uber.org/zap"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/decode"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/ecsmeta"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
+)
+
+// Backoff while the pipeline refuses data (memory limiter, full queue).
+const (
+	retryFirst = 10 * time.Millisecond
+	retryMax   = time.Second
+)
+
+// ecsMetadataTimeout bounds the one metadata request at start.
+const ecsMetadataTimeout = 5 * time.Second
+
+type stdoutReceiver struct {
+	cfg      *Config
+	set      receiver.Settings
+	logs     consumer.Logs   // nil when no logs pipeline uses the receiver
+	traces   consumer.Traces // nil when no traces pipeline uses the receiver
+	obs      *receiverhelper.ObsReport
+	metrics  *selfMetrics
+	decoders sync.Pool
+	release  func() // forgets the shared instance
+
+	// resource holds attributes added to every record's resource (ECS task
+	// metadata); written in Start before any transport runs.
+	resource []stream.Attr
+
+	// stdinSrc and endProcess are os.Stdin and shutdownProcess; tests
+	// replace them.
+	stdinSrc   io.Reader
+	endProcess func(stop <-chan struct{})
+
+	// stop is closed by Shutdown; a Sink waiting out a refusal gives up.
+	stop                    chan struct{}
+	startOnce, shutdownOnce sync.Once
+	stdin                   *stdinTransport
+	tailer                  *tail.Tailer
+	storage                 storage.Client
+	forward                 *forward.Server
+}
+
+func newReceiver(set receiver.Settings, cfg *Config) (*stdoutReceiver, error) {
+	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID:             set.ID,
+		Transport:              "stdout",
+		ReceiverCreateSettings: set,
+	})
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := newSelfMetrics(set.MeterProvider)
+	if err != nil {
+		return nil, err
+	}
+	return &stdoutReceiver{
+		cfg: cfg, set: set, obs: obs, metrics: metrics,
+		stdinSrc: os.Stdin, endProcess: shutdownProcess,
+		stop: make(chan struct{}),
+	}, nil
+}
+
+// Start fetches ECS metadata (when running in ECS), then starts every
+// configured transport. It runs once for both signals.
+func (r *stdoutReceiver) Start(ctx context.Context, host component.Host) error {
+	var err error
+	r.startOnce.Do(func() { err = r.start(ctx, host) })
+	return err
+}
+
+func (r *stdoutReceiver) start(ctx context.Context, host component.Host) error {
+	log := r.set.Logger
+	if r.logs == nil {
+		log.Warn("the stdout receiver is in no logs pipeline: log lines will be dropped (and counted)")
+	}
+	if uri := os.Getenv(ecsmeta.EnvURI); uri != "" {
+		fctx, cancel := context.WithTimeout(ctx, ecsMetadataTimeout)
+		attrs, err := ecsmeta.Fetch(fctx, &http.Client{Timeout: ecsMetadataTimeout}, uri)
+		cancel()
+		if err != nil {
+			log.Warn("reading ECS task metadata failed; records go without it", zap.Error(err))
+		} else {
+			r.resource = attrs
+		}
+	}
+
+	if fc := r.cfg.Files.Get(); fc != nil {
+		if r.cfg.Storage != nil {
+			client, err := storageClient(ctx, host, *r.cfg.Storage, r.set.ID)
+			if err != nil {
+				return err
+			}
+			r.storage = client
+		}
+		t, err := tail.New(*fc, tail.Settings{Logger: log.Named("files"), Storage: r.storage, MaxLineBytes: r.cfg.MaxLineBytes}, r.consume)
+		if err != nil {
+			return fmt.Errorf("files: %w", err)
+		}
+		if err := t.Start(context.WithoutCancel(ctx)); err != nil {
+			return fmt.Errorf("files: %w", err)
+		}
+		r.tailer = t
+	}
+	if fc := r.cfg.Forward.Get(); fc != nil {
+		s, err := forward.New(*fc, forward.Settings{Logger: log.Named("forward"), MaxLineBytes: r.cfg.MaxLineBytes}, r.consume)
+		if err != nil {
+			return fmt.Errorf("forward: %w", err)
+		}
+		if err := s.Start(context.WithoutCancel(ctx)); err != nil {
+			return fmt.Errorf("forward: %w", err)
+		}
+		r.forward = s
+	}
+	if sc := r.cfg.Stdin.Get(); sc != nil {
+		r.stdin = newStdinTransport(r.stdinSrc, r.cfg.MaxLineBytes, r.consume, log.Named("stdin"))
+		if sc.ExitOnEOF {
+			r.stdin.atEOF = func() { r.endProcess(r.stop) }
+		}
+		r.stdin.start()
+	}
+	return nil
+}
+
+func storageClient(ctx context.Context, host component.Host, id, self component.ID) (storage.Client, error) {
+	ext, ok := host.GetExtensions()[id]
+	if !ok {
+		return nil, fmt.Errorf("storage: extension %q not found", id)
+	}
+	se, ok := ext.(storage.Extension)
+	if !ok {
+		return nil, fmt.Errorf("storage: extension %q is not a storage extension", id)
+	}
+	return se.GetClient(ctx, component.KindReceiver, self, "files")
+}
+
+// Shutdown stops every transport (each waits for its in-flight batch, which
+// gives up at once if the pipeline is refusing) and checkpoints file offsets.
+func (r *stdoutReceiver) Shutdown(ctx context.Context) error {
+	var errs []error
+	r.shutdownOnce.Do(func() {
+		close(r.stop)
+		if r.stdin != nil {
+			r.stdin.shutdown()
+		}
+		if r.forward != nil {
+			errs = append(errs, r.forward.Shutdown(ctx))
+		}
+		if r.tailer != nil {
+			errs = append(errs, r.tailer.Shutdown(ctx))
+		}
+		if r.storage != nil {
+			errs = append(errs, r.storage.Close(ctx))
+		}
+		if r.release != nil {
+			r.release()
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// consume is the stream.Sink every transport feeds: it decodes the batch
+// and pushes it on, retrying while the pipeline refuses, so that a
+// transport blocked here stops reading its source.
+func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
+	d, _ := r.decoders.Get().(*decode.Decoder)
+	if d == nil {
+		d = decode.New(decode.Options{Traces: r.traces != nil})
+	}
+	out := d.Decode(b, r.resource, time.Now())
+	r.decoders.Put(d)
+	r.metrics.record(ctx, out.Stats)
+
+	if out.Stats.SpanLines > 0 {
+		n := out.Traces.SpanCount()
+		if err := r.deliver(ctx, n, func(ctx context.Context) error { return r.pushTraces(ctx, out.Traces, n) }); err != nil {
+			return err
+		}
+	}
+	if n := out.Logs.LogRecordCount(); n > 0 {
+		if r.logs == nil {
+			r.metrics.dropped.Add(ctx, int64(n))
+			return nil
+		}
+		return r.deliver(ctx, n, func(ctx context.Context) error { return r.pushLogs(ctx, out.Logs, n) })
+	}
+	return nil
+}
+
+func (r *stdoutReceiver) pushLogs(ctx context.Context, ld plog.Logs, n int) error {
+	ctx = r.obs.StartLogsOp(ctx)
+	err := r.logs.ConsumeLogs(ctx, ld)
+	r.obs.EndLogsOp(ctx, "stdout", n, err)
+	return err
+}
+
+func (r *stdoutReceiver) pushTraces(ctx context.Context, td ptrace.Traces, n int) error {
+	ctx = r.obs.StartTracesOp(ctx)
+	err := r.traces.ConsumeTraces(ctx, td)
+	r.obs.EndTracesOp(ctx, "otlp_json", n, err)
+	return err
+}
+
+// errStopped is returned to a transport whose batch was not delivered
+// because the receiver is shutting down.
+var errStopped = errors.New("stdout receiver is shutting down")
+
+// deliver runs push until it succeeds, backing off while it fails with a
+// retryable error. A permanent error drops the data (logged, counted).
+func (r *stdoutReceiver) deliver(ctx context.Context, records int, push func(context.Context) error) error {
+	wait := retryFirst
+	var timer *time.Timer
+	for attempt := 0; ; attempt++ {
+		err := push(ctx)
+		if err == nil {
+			return nil
+		}
+		if consumererror.IsPermanent(err) {
+			r.metrics.dropped.Add(ctx, int64(records))
+			r.set.Logger.Error("pipeline rejected records permanently; dropped", zap.Int("records", records), zap.Error(err))
+			return nil
+		}
+		r.metrics.refused.Add(ctx, 1)
+		if attempt == 0 || wait == retryMax {
+			r.set.Logger.Warn("pipeline refused records; pausing the source and retrying", zap.Int("records", records), zap.Error(err))
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+			defer timer.Stop()
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.stop:
+			return errStopped
+		}
+		wait = min(2*wait, retryMax)
+	}
+}

@@ -1,0 +1,266 @@
+package stdoutreceiver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/sidecarhq/sidecar/internal/rawevent"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/ecsmeta"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
+)
+
+const testSpanLine = `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"shop"}}]},` +
+	`"scopeSpans":[{"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"GET /",` +
+	`"kind":2,"startTimeUnixNano":"1764504000000000000","endTimeUnixNano":"1764504000100000000"}]}]}]}`
+
+func stdinConfig(exitOnEOF bool) *Config {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Stdin = configoptional.Some(StdinConfig{ExitOnEOF: exitOnEOF})
+	cfg.Files = configoptional.None[tail.Config]()
+	cfg.Forward = configoptional.None[forward.Config]()
+	return cfg
+}
+
+// started is a receiver serving both signals from stdin, with the end of
+// input reported on eof instead of signalling the test process.
+type started struct {
+	r   *stdoutReceiver
+	eof chan struct{}
+}
+
+func startReceiver(t *testing.T, cfg *Config, input io.Reader, logs consumer.Logs, traces consumer.Traces) started {
+	t.Helper()
+	f := NewFactory()
+	set := receivertest.NewNopSettings(f.Type())
+	lr, err := f.CreateLogs(context.Background(), set, cfg, logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := started{r: lr.(*stdoutReceiver), eof: make(chan struct{})}
+	if traces != nil {
+		tr, err := f.CreateTraces(context.Background(), set, cfg, traces)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr != lr {
+			t.Fatal("logs and traces must share one receiver instance")
+		}
+	}
+	s.r.stdinSrc = input
+	s.r.endProcess = func(stop <-chan struct{}) { close(s.eof) }
+	host := componenttest.NewNopHost()
+	if err := lr.Start(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+	if err := lr.Start(context.Background(), host); err != nil { // the second signal's Start
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lr.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if err := lr.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func TestReceiverStdinToLogsAndTraces(t *testing.T) {
+	input := strings.Join([]string{
+		`{"level":30,"time":1764504000123,"pid":1,"hostname":"h","msg":"hello"}`,
+		"Error: boom",
+		"    at main (/app/index.js:1:1)",
+		testSpanLine,
+		`{"level":50,"time":1764504000124,"msg":"bye"}`,
+	}, "\n") + "\n"
+	logs, traces := new(consumertest.LogsSink), new(consumertest.TracesSink)
+	s := startReceiver(t, stdinConfig(true), strings.NewReader(input), logs, traces)
+	<-s.eof
+	if got := logs.LogRecordCount(); got != 4 {
+		t.Fatalf("log records %d, want 4", got)
+	}
+	if got := traces.SpanCount(); got != 1 {
+		t.Fatalf("spans %d, want 1", got)
+	}
+	var raw, text []string
+	for _, ld := range logs.AllLogs() {
+		forEachRecord(ld, func(sl plog.ScopeLogs, lr plog.LogRecord) {
+			if rawevent.IsRawScope(sl) {
+				raw = append(raw, lr.Body().Str())
+			} else {
+				text = append(text, lr.Body().Str())
+			}
+		})
+	}
+	if len(raw) != 2 || len(text) != 2 {
+		t.Fatalf("raw %q text %q", raw, text)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(raw[0]), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev["_time"] != float64(1764504000123) || ev["level"] != "info" || ev["msg"] != "hello" {
+		t.Errorf("event %v", ev)
+	}
+}
+
+func forEachRecord(ld plog.Logs, fn func(plog.ScopeLogs, plog.LogRecord)) {
+	for i := range ld.ResourceLogs().Len() {
+		sls := ld.ResourceLogs().At(i).ScopeLogs()
+		for j := range sls.Len() {
+			for k := range sls.At(j).LogRecords().Len() {
+				fn(sls.At(j), sls.At(j).LogRecords().At(k))
+			}
+		}
+	}
+}
+
+// A refusing pipeline (memory limiter, full queue) is retried until it
+// accepts: every line arrives exactly once.
+func TestReceiverRetriesRefusedData(t *testing.T) {
+	var calls atomic.Int32
+	sink := new(consumertest.LogsSink)
+	refusing, err := consumer.NewLogs(func(ctx context.Context, ld plog.Logs) error {
+		if calls.Add(1) <= 3 {
+			return errors.New("data refused due to high memory usage")
+		}
+		return sink.ConsumeLogs(ctx, ld)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startReceiver(t, stdinConfig(true), strings.NewReader("a\nb\nc\n"), refusing, nil)
+	<-s.eof
+	if got := sink.LogRecordCount(); got != 3 {
+		t.Fatalf("records %d, want 3", got)
+	}
+	if calls.Load() != 4 {
+		t.Errorf("calls %d, want 3 refusals and 1 success", calls.Load())
+	}
+}
+
+func TestReceiverPermanentErrorDropsOnce(t *testing.T) {
+	var calls atomic.Int32
+	rejecting, _ := consumer.NewLogs(func(context.Context, plog.Logs) error {
+		calls.Add(1)
+		return consumererror.NewPermanent(errors.New("bad data"))
+	})
+	s := startReceiver(t, stdinConfig(true), strings.NewReader("a\n"), rejecting, nil)
+	<-s.eof
+	if calls.Load() != 1 {
+		t.Errorf("a permanent error must not be retried: %d calls", calls.Load())
+	}
+}
+
+// Shutdown ends a delivery that waits out refusals; the transport is told
+// the batch was not delivered and does not report end of input.
+func TestReceiverShutdownWhileRefused(t *testing.T) {
+	var once sync.Once
+	refused := make(chan struct{})
+	refusing, _ := consumer.NewLogs(func(context.Context, plog.Logs) error {
+		once.Do(func() { close(refused) })
+		return errors.New("queue is full")
+	})
+	f := NewFactory()
+	lr, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(f.Type()), stdinConfig(true), refusing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := lr.(*stdoutReceiver)
+	r.stdinSrc = strings.NewReader("a\n")
+	r.endProcess = func(<-chan struct{}) { t.Error("end of input reported for an undelivered batch") }
+	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	<-refused
+	if err := r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReceiverAddsECSMetadata(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v4/abc/task", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"Cluster":"arn:aws:ecs:eu-west-1:1:cluster/prod","TaskARN":"arn:aws:ecs:eu-west-1:1:task/prod/t1","Family":"shop","Revision":"7"}`)
+	})
+	srv := httptest.NewUnstartedServer(mux)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Listener = ln
+	srv.Start()
+	defer srv.Close()
+	t.Setenv(ecsmeta.EnvURI, srv.URL+"/v4/abc")
+
+	logs, traces := new(consumertest.LogsSink), new(consumertest.TracesSink)
+	s := startReceiver(t, stdinConfig(true), strings.NewReader("plain line\n"+testSpanLine+"\n"), logs, traces)
+	<-s.eof
+	want := map[string]string{"ecs_cluster": "prod", "ecs_task_arn": "arn:aws:ecs:eu-west-1:1:task/prod/t1", "ecs_task_definition": "shop:7"}
+	res := logs.AllLogs()[0].ResourceLogs().At(0).Resource().Attributes()
+	for k, v := range want {
+		if got, _ := res.Get(k); got.Str() != v {
+			t.Errorf("log resource %s = %q, want %q", k, got.Str(), v)
+		}
+	}
+	spanRes := traces.AllTraces()[0].ResourceSpans().At(0).Resource().Attributes()
+	if got, _ := spanRes.Get("ecs_task_definition"); got.Str() != "shop:7" {
+		t.Errorf("span resource misses ECS metadata: %v", spanRes.AsRaw())
+	}
+}
+
+func TestReceiverECSMetadataFailureIsNotFatal(t *testing.T) {
+	t.Setenv(ecsmeta.EnvURI, "http://127.0.0.1:1/v4/none")
+	logs := new(consumertest.LogsSink)
+	s := startReceiver(t, stdinConfig(true), strings.NewReader("x\n"), logs, nil)
+	<-s.eof
+	if logs.LogRecordCount() != 1 {
+		t.Fatal("lines must flow without metadata")
+	}
+}
+
+// Without exit_on_eof the receiver keeps running at end of input.
+func TestReceiverStaysUpWithoutExitOnEOF(t *testing.T) {
+	logs := new(consumertest.LogsSink)
+	f := NewFactory()
+	lr, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(f.Type()), stdinConfig(false), logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := lr.(*stdoutReceiver)
+	r.stdinSrc = strings.NewReader("x\n")
+	r.endProcess = func(<-chan struct{}) { t.Error("must not end the process") }
+	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	for logs.LogRecordCount() == 0 {
+		runtime.Gosched()
+	}
+	if err := r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var _ component.Component = (*stdoutReceiver)(nil)

@@ -1,0 +1,155 @@
+package stdoutreceiver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+)
+
+// collectSink records every line it is given (copied: Line.Data is only
+// valid during the call) and the batches' sizes.
+type collectSink struct {
+	mu      sync.Mutex
+	lines   []stream.Line
+	batches int
+}
+
+func (c *collectSink) sink(_ context.Context, b stream.Batch) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.batches++
+	for _, l := range b.Lines {
+		l.Data = append([]byte(nil), l.Data...)
+		c.lines = append(c.lines, l)
+	}
+	return nil
+}
+
+func runStdin(t *testing.T, input string, maxLine int) *collectSink {
+	t.Helper()
+	c := &collectSink{}
+	s := newStdinTransport(strings.NewReader(input), maxLine, c.sink, zap.NewNop())
+	n, err := s.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(n) != len(c.lines) {
+		t.Fatalf("run reported %d lines, sink got %d", n, len(c.lines))
+	}
+	return c
+}
+
+func TestStdinLines(t *testing.T) {
+	c := runStdin(t, "one\ntwo\r\n\nlast without newline", 1024)
+	want := []string{"one", "two\r", "", "last without newline"}
+	if len(c.lines) != len(want) {
+		t.Fatalf("got %d lines, want %d", len(c.lines), len(want))
+	}
+	for i, l := range c.lines {
+		if string(l.Data) != want[i] || l.Truncated {
+			t.Errorf("line %d = %q (truncated %v), want %q", i, l.Data, l.Truncated, want[i])
+		}
+	}
+	if c := runStdin(t, "", 1024); len(c.lines) != 0 {
+		t.Errorf("empty input gave %d lines", len(c.lines))
+	}
+}
+
+func TestStdinTruncatesLongLines(t *testing.T) {
+	const limit = 100 << 10 // above the 64 KiB read buffer, so lines span reads
+	long := strings.Repeat("a", 300<<10)
+	input := "short\n" + long + "\n" + strings.Repeat("b", limit) + "\nafter\n" + long
+	c := runStdin(t, input, limit)
+	if len(c.lines) != 5 {
+		t.Fatalf("got %d lines, want 5", len(c.lines))
+	}
+	check := func(i int, data string, truncated bool) {
+		t.Helper()
+		l := c.lines[i]
+		if string(l.Data) != data || l.Truncated != truncated {
+			t.Errorf("line %d: %d bytes truncated=%v, want %d bytes truncated=%v", i, len(l.Data), l.Truncated, len(data), truncated)
+		}
+	}
+	check(0, "short", false)
+	check(1, long[:limit], true)
+	check(2, strings.Repeat("b", limit), false)
+	check(3, "after", false)
+	check(4, long[:limit], true)
+}
+
+func TestStdinBatchesAndOrder(t *testing.T) {
+	var sb strings.Builder
+	const n = 10000
+	for i := range n {
+		fmt.Fprintf(&sb, `{"level":30,"time":%d,"msg":"line %d"}`+"\n", 1764504000000+i, i)
+	}
+	c := runStdin(t, sb.String(), 1024)
+	if len(c.lines) != n {
+		t.Fatalf("got %d lines", len(c.lines))
+	}
+	for i, l := range c.lines {
+		if !strings.HasSuffix(string(l.Data), fmt.Sprintf(`"msg":"line %d"}`, i)) {
+			t.Fatalf("line %d out of order: %s", i, l.Data)
+		}
+	}
+	if c.batches < 2 || c.batches > n/100 {
+		t.Errorf("%d lines came in %d batches; want them batched", n, c.batches)
+	}
+}
+
+// A slow writer's lines are delivered as they come, without waiting for a
+// batch to fill: the reader flushes whenever nothing more is buffered.
+func TestStdinDeliversEachLineOfASlowWriter(t *testing.T) {
+	pr, pw := io.Pipe()
+	got := make(chan string)
+	sink := func(_ context.Context, b stream.Batch) error {
+		for _, l := range b.Lines {
+			got <- string(l.Data)
+		}
+		return nil
+	}
+	s := newStdinTransport(pr, 1024, sink, zap.NewNop())
+	eof := make(chan struct{})
+	s.atEOF = func() { close(eof) }
+	s.start()
+	for i := range 3 {
+		want := fmt.Sprintf("line %d", i)
+		if _, err := io.WriteString(pw, want+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if l := <-got; l != want {
+			t.Fatalf("got %q, want %q", l, want)
+		}
+	}
+	pw.Close()
+	<-eof
+}
+
+func TestStdinShutdownWhileSinkBlocks(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	entered := make(chan struct{})
+	sink := func(ctx context.Context, b stream.Batch) error {
+		close(entered)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	s := newStdinTransport(pr, 1024, sink, zap.NewNop())
+	s.atEOF = func() { t.Error("atEOF must not run after shutdown") }
+	s.start()
+	go func() { _, _ = io.WriteString(pw, "x\n") }()
+	<-entered
+	s.shutdown() // would hang if it did not wait for the in-flight batch to give up
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.stopped {
+		t.Fatal("not stopped")
+	}
+}
