@@ -28,7 +28,13 @@ type Config struct {
 	Format       string        `mapstructure:"format"`        // auto (default) | cri | docker | raw
 	StartAt      string        `mapstructure:"start_at"`      // end (default) | beginning
 	PollInterval time.Duration `mapstructure:"poll_interval"` // default 200ms
+	// MaxOpenFiles bounds the files followed at once (default 1024); files
+	// matched beyond it wait until rotated files are let go.
+	MaxOpenFiles int `mapstructure:"max_open_files"`
 }
+
+// defaultMaxLineBytes applies when Settings.MaxLineBytes is not set.
+const defaultMaxLineBytes = 256 << 10
 
 // NewDefaultConfig returns the defaults: auto format, start at end, 200ms polls.
 func NewDefaultConfig() Config {
@@ -36,6 +42,7 @@ func NewDefaultConfig() Config {
 		Format:       FormatAuto,
 		StartAt:      StartAtEnd,
 		PollInterval: 200 * time.Millisecond,
+		MaxOpenFiles: 1024,
 	}
 }
 
@@ -62,6 +69,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PollInterval < 0 {
 		errs = append(errs, fmt.Errorf("files: poll_interval %v must not be negative", c.PollInterval))
+	}
+	if c.MaxOpenFiles < 0 {
+		errs = append(errs, fmt.Errorf("files: max_open_files %d must not be negative", c.MaxOpenFiles))
 	}
 	return errors.Join(errs...)
 }
