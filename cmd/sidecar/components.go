@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
+	"github.com/sidecarhq/sidecar/processors/samplingprocessor"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
 )
 
@@ -30,6 +31,7 @@ func components() (otelcol.Factories, error) {
 	}
 	if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](
 		memorylimiterprocessor.NewFactory(),
+		samplingprocessor.NewFactory(),
 	); err != nil {
 		return f, err
 	}
