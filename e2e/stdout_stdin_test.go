@@ -1,0 +1,255 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
+)
+
+// stdinConfig runs the stdout receiver on stdin into the axiom exporter;
+// stdin is the YAML of the stdin section.
+func stdinConfig(url, stdin string) string {
+	return fmt.Sprintf(`
+receivers:
+  stdout:
+    stdin: %s
+exporters:
+  axiom:
+    url: %s
+    token: %s
+    logs_dataset: app-logs
+    traces_dataset: app-traces
+service:
+  pipelines:
+    logs: {receivers: [stdout], exporters: [axiom]}
+    traces: {receivers: [stdout], exporters: [axiom]}
+  telemetry:
+    metrics: {level: none}
+`, stdin, url, testToken)
+}
+
+// pinoLogger writes lines the way pino does: the fixed prefix
+// {"level":N,"time":<epoch ms>,"pid":..,"hostname":..}, then the child's
+// bindings, then the merged object, then "msg"; JSON.stringify escaping
+// (no HTML escaping); one line each.
+type pinoLogger struct {
+	w        *bufio.Writer
+	pid      int
+	hostname string
+	bindings string // `,"module":"db"` for a child logger
+	clock    int64  // epoch ms of the next line
+}
+
+func (p *pinoLogger) log(level int, obj map[string]any, msg string) map[string]any {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"level":%d,"time":%d,"pid":%d,"hostname":%s%s`, level, p.clock, p.pid, jsonString(p.hostname), p.bindings)
+	p.clock++
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	for _, k := range sortedKeys(keys) {
+		fmt.Fprintf(&b, ",%s:%s", jsonString(k), jsonValue(obj[k]))
+	}
+	fmt.Fprintf(&b, `,"msg":%s}`, jsonString(msg))
+	line := b.String()
+	p.w.WriteString(line + "\n")
+	var parsed map[string]any
+	if err := json.Unmarshal([]byte(line), &parsed); err != nil {
+		panic(err)
+	}
+	return parsed
+}
+
+func sortedKeys(k []string) []string {
+	for i := 1; i < len(k); i++ {
+		for j := i; j > 0 && k[j] < k[j-1]; j-- {
+			k[j], k[j-1] = k[j-1], k[j]
+		}
+	}
+	return k
+}
+
+func jsonValue(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func jsonString(s string) string { return jsonValue(s) }
+
+// axiomPinoEvent is what @axiomhq/pino (axiomhq/axiom-js packages/pino)
+// sends for a pino object, `{_time: time, level: mapLogLevel(level),
+// ...rest}`, as the fake Axiom stores it (which normalises _time to RFC 3339
+// and adds _sysTime).
+func axiomPinoEvent(obj map[string]any) map[string]any {
+	ev := map[string]any{}
+	for k, v := range obj {
+		ev[k] = v
+	}
+	delete(ev, "time")
+	ev["_time"] = time.UnixMilli(int64(obj["time"].(float64))).UTC().Format(time.RFC3339Nano)
+	ev["level"] = "silent"
+	for i, name := range []string{"trace", "debug", "info", "warn", "error", "fatal"} {
+		if obj["level"].(float64) <= float64(10*(i+1)) {
+			ev["level"] = name
+			break
+		}
+	}
+	return ev
+}
+
+const stdinSpanLine = `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"shop"}}]},` +
+	`"scopeSpans":[{"scope":{"name":"shop"},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174",` +
+	`"name":"GET /orders","kind":2,"startTimeUnixNano":"1764504000000000000","endTimeUnixNano":"1764504000100000000",` +
+	`"status":{}}]}]}]}`
+
+// `app | sidecar`: pino lines, stack traces and a span line go in; at end of
+// input the sidecar drains its pipeline and exits 0, and exactly the lines
+// written are in Axiom, pino lines shaped as @axiomhq/pino would send them.
+func TestStdinPipeToAxiom(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	s := StartSidecar(t, stdinConfig(fake.URL(), "{}"), WithStdin())
+
+	w := bufio.NewWriter(s.Stdin)
+	app := &pinoLogger{w: w, pid: 4242, hostname: "ip-10-0-1-17", clock: 1764504000000}
+	db := &pinoLogger{w: w, pid: 4242, hostname: "ip-10-0-1-17", bindings: `,"module":"db"`, clock: 1764504500000}
+	const requests = 3000
+	var pinoObjs []map[string]any
+	textLines := 0
+	for i := range requests {
+		pinoObjs = append(pinoObjs, app.log(30, map[string]any{
+			"req": map[string]any{"id": fmt.Sprintf("req-%d", i), "method": "GET", "url": fmt.Sprintf("/orders/%d?x=<&>", i)},
+			"res": map[string]any{"statusCode": 200}, "responseTime": 12.5,
+		}, "request completed"))
+		if i%500 == 0 {
+			pinoObjs = append(pinoObjs, db.log(50, map[string]any{
+				"err": map[string]any{"type": "Error", "message": "connect ECONNREFUSED", "stack": "Error: connect ECONNREFUSED\n    at TCPConnectWrap (node:net:1555:16)"},
+			}, "query failed \u00e9\u4e2d"))
+			// An uncaught exception's stack trace, printed raw by the runtime.
+			w.WriteString("TypeError: Cannot read properties of undefined (reading 'id')\n")
+			w.WriteString("    at handler (/app/src/orders.js:42:17)\n")
+			w.WriteString("    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)\n")
+			textLines += 3
+		}
+		if i == requests/2 {
+			w.WriteString(stdinSpanLine + "\n")
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, err := s.Wait(90 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 {
+		t.Fatalf("exit code %d at end of input, want 0", code)
+	}
+
+	// The process exited after its exporters flushed: everything is there.
+	events := fake.Events("app-logs")
+	if want := len(pinoObjs) + textLines; len(events) != want {
+		t.Fatalf("%d events in Axiom, want exactly %d", len(events), want)
+	}
+	if n := fake.SpanCount("app-traces"); n != 1 {
+		t.Fatalf("%d spans in Axiom, want 1", n)
+	}
+	spans := fake.Spans("app-traces")
+	if name := spans[0]["name"]; name != "GET /orders" {
+		t.Errorf("span %v", spans[0])
+	}
+
+	byMsgTime := map[string]map[string]any{}
+	texts := 0
+	for _, ev := range events {
+		if _, ok := ev["pid"]; ok {
+			byMsgTime[fmt.Sprint(ev["_time"], ev["msg"])] = ev
+		} else {
+			texts++
+		}
+	}
+	if texts != textLines {
+		t.Errorf("%d non-JSON events, want %d", texts, textLines)
+	}
+	for _, obj := range pinoObjs {
+		want := axiomPinoEvent(obj)
+		got, ok := byMsgTime[fmt.Sprint(want["_time"], want["msg"])]
+		if !ok {
+			t.Fatalf("pino line missing in Axiom: %v", obj)
+		}
+		// Compared as JSON so number representations do not matter.
+		if g, w := jsonValue(withoutKey(got, "_sysTime")), jsonValue(want); g != w {
+			t.Fatalf("pino line differs from what @axiomhq/pino sends:\n got %s\nwant %s", g, w)
+		}
+	}
+}
+
+func withoutKey(m map[string]any, k string) map[string]any {
+	out := make(map[string]any, len(m))
+	for key, v := range m {
+		if key != k {
+			out[key] = v
+		}
+	}
+	return out
+}
+
+// An empty stdin (the app printed nothing) still ends the sidecar cleanly:
+// end of input can come before the collector listens for signals.
+func TestStdinEmptyInputExitsZero(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	s := StartSidecar(t, stdinConfig(fake.URL(), "{}"), WithStdin())
+	if err := s.Stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, err := s.Wait(60 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 {
+		t.Fatalf("exit code %d, want 0", code)
+	}
+	if n := fake.EventCount("app-logs"); n != 0 {
+		t.Fatalf("%d events from no input", n)
+	}
+}
+
+// With exit_on_eof: false the sidecar keeps serving after end of input
+// (other transports may still be running) until it is stopped.
+func TestStdinStaysUpWithoutExitOnEOF(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	s := StartSidecar(t, stdinConfig(fake.URL(), "{exit_on_eof: false}"), WithStdin())
+	if _, err := io.WriteString(s.Stdin, "plain line one\n{\"level\":40,\"time\":1764504000000,\"msg\":\"two\"}\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.WaitEvents("app-logs", 2, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := s.Wait(2 * time.Second); err == nil {
+		t.Fatalf("sidecar exited (code %d) at end of input with exit_on_eof false", code)
+	}
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+	if n := fake.EventCount("app-logs"); n != 2 {
+		t.Fatalf("%d events, want 2", n)
+	}
+}
