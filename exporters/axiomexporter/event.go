@@ -1,6 +1,7 @@
 package axiomexporter
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"math"
@@ -90,10 +91,8 @@ func isEmptyObjectRest(rest string) bool {
 func appendOneLine(b []byte, s string) []byte {
 	start := len(b)
 	b = append(b, s...)
-	for i := start; i < len(b); i++ {
-		if b[i] == '\n' {
-			b[i] = ' '
-		}
+	for i := bytes.IndexByte(b[start:], '\n'); i >= 0; i = bytes.IndexByte(b[start:], '\n') {
+		b[start+i] = ' '
 	}
 	return b
 }

@@ -1,0 +1,174 @@
+package axiomexporter
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/sidecarhq/sidecar/internal/rawevent"
+)
+
+func decodeJSON(t *testing.T, s string) any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("invalid JSON %q: %v", s, err)
+	}
+	return v
+}
+
+// FuzzRawEvent checks the splice: for any JSON object body, the line is one
+// valid JSON object holding the body's fields (they win over ours on a
+// clash, as with any last-wins JSON reader) plus attributes and resource.
+func FuzzRawEvent(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{ }`, " {\"a\":1}\n", `{"_time":1796040000123,"level":"info","msg":"hi"}`,
+		`{"attributes":{"mine":true},"x":[1,{"y":null}]}`, "{\n\"a\":\"b\\nc\"\n}", `{"u":"\u2028é"}`,
+	} {
+		f.Add(s, true, true)
+		f.Add(s, false, false)
+	}
+	f.Fuzz(func(t *testing.T, body string, withAttrs, withResource bool) {
+		trimmed := strings.TrimSpace(body)
+		if !utf8.ValidString(body) || !json.Valid([]byte(body)) || !strings.HasPrefix(trimmed, "{") {
+			return // outside the rawevent contract
+		}
+		ld := plog.NewLogs()
+		rl := ld.ResourceLogs().AppendEmpty()
+		if withResource {
+			rl.Resource().Attributes().PutStr("service.name", "api")
+		}
+		sl := rl.ScopeLogs().AppendEmpty()
+		rawevent.MarkRawScope(sl)
+		lr := sl.LogRecords().AppendEmpty()
+		lr.Body().SetStr(body)
+		if withAttrs {
+			lr.Attributes().PutInt("n", 1)
+		}
+		line := encodeAll(t, ld)
+		if strings.Count(line, "\n") != 1 || !strings.HasSuffix(line, "\n") {
+			t.Fatalf("not one line: %q", line)
+		}
+		got := decodeJSON(t, line)
+		want := map[string]any{}
+		if withAttrs {
+			want["attributes"] = map[string]any{"n": json.Number("1")}
+		}
+		if withResource {
+			want["resource"] = map[string]any{"service.name": "api"}
+		}
+		for k, v := range decodeJSON(t, body).(map[string]any) {
+			want[k] = v
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("body %q\ngot  %v\nwant %v", body, got, want)
+		}
+	})
+}
+
+// FuzzAppendString checks the string encoder against encoding/json.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote\" back\\slash", "ctl\x00\x1f\t\r\n", "bad \xff utf8 \xc3", "é 日本 \u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ours := appendString(nil, s)
+		theirs, _ := json.Marshal(s)
+		if !json.Valid(ours) {
+			t.Fatalf("invalid JSON for %q: %s", s, ours)
+		}
+		var a, b string
+		_ = json.Unmarshal(ours, &a)
+		_ = json.Unmarshal(theirs, &b)
+		if a != b {
+			t.Fatalf("%q: ours decodes to %q, encoding/json's to %q", s, a, b)
+		}
+	})
+}
+
+// pinoLine is a typical ~300-byte pino line, already shaped by the stdout
+// receiver.
+const pinoLine = `{"_time":1796040000123,"level":"info","pid":4242,"hostname":"ip-10-0-1-23.eu-central-1.compute.internal",` +
+	`"reqId":"req-7f3a9c","req":{"method":"GET","url":"/api/v1/orders?limit=20","remoteAddress":"10.0.4.17"},` +
+	`"res":{"statusCode":200},"responseTime":12.7,"msg":"request completed","service":"checkout","env":"production"}`
+
+func rawLogs(n int, attrs bool) plog.Logs {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", "checkout")
+	rl.Resource().Attributes().PutStr("host.name", "ip-10-0-1-23")
+	sl := rl.ScopeLogs().AppendEmpty()
+	rawevent.MarkRawScope(sl)
+	for range n {
+		lr := sl.LogRecords().AppendEmpty()
+		lr.Body().SetStr(pinoLine)
+		if attrs {
+			lr.Attributes().PutStr("log.iostream", "stdout")
+		}
+	}
+	return ld
+}
+
+// encodeRawBatch is pushLogs' encoding loop for a single-scope batch.
+func encodeRawBatch(enc *encoder, ld plog.Logs) {
+	enc.events = enc.events[:0]
+	rl := ld.ResourceLogs().At(0)
+	enc.resource = appendMap(enc.resource[:0], rl.Resource().Attributes())
+	sl := rl.ScopeLogs().At(0)
+	raw := rawevent.IsRawScope(sl)
+	lrs := sl.LogRecords()
+	for k := 0; k < lrs.Len(); k++ {
+		enc.events = appendEvent(enc.events, lrs.At(k), raw, enc.resource, time.Time{})
+	}
+}
+
+func TestRawEventsDoNotAllocate(t *testing.T) {
+	for _, attrs := range []bool{false, true} {
+		ld := rawLogs(100, attrs)
+		enc := newEncoderPool().get()
+		encodeRawBatch(enc, ld) // grow the buffers once
+		if n := testing.AllocsPerRun(10, func() { encodeRawBatch(enc, ld) }); n != 0 {
+			t.Errorf("attributes=%v: %v allocations per batch of 100, want 0", attrs, n)
+		}
+	}
+}
+
+// BenchmarkEncodeRawEvents measures the hot path: raw events into NDJSON
+// (ns/event, allocs/event), and the same plus zstd compression.
+func BenchmarkEncodeRawEvents(b *testing.B) {
+	const batch = 1000
+	for _, bc := range []struct {
+		name          string
+		attrs, zstdOn bool
+	}{
+		{"resource-only", false, false},
+		{"with-attributes", true, false},
+		{"resource-only+zstd", false, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ld := rawLogs(batch, bc.attrs)
+			enc := newEncoderPool().get()
+			b.SetBytes(int64(len(pinoLine)) * batch)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				encodeRawBatch(enc, ld)
+				if bc.zstdOn {
+					enc.compressed = enc.zstd.EncodeAll(enc.events, enc.compressed[:0])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/event")
+			if !bytes.HasSuffix(enc.events, []byte("}\n")) {
+				b.Fatal("nothing encoded")
+			}
+		})
+	}
+}
