@@ -1,0 +1,187 @@
+package e2e
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
+)
+
+// TestSamplingRules sends request traces (a SERVER span, an internal span and
+// Redis GET leaves, some failing) from the OpenTelemetry Go SDK through the
+// real binary with a 1/4 Redis GET rule, and checks what arrives at the fake
+// Axiom: exactly the spans the consistent rule keeps, with weight and
+// tracestate, all parents, every error, and summary events in the logs
+// dataset whose totals match what was sent.
+func TestSamplingRules(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	grpcAddr, httpAddr := FreeAddr(t), FreeAddr(t)
+	s := StartSidecar(t, fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: %s}
+      http: {endpoint: %s}
+processors:
+  sampling:
+    always_keep: {errors: true}
+    rules:
+      - name: redis-get
+        match: {kind: [client], attributes: {db.system: redis}, operation: [GET]}
+        probability: 0.25
+    summaries: {interval: 1s}
+exporters:
+  axiom:
+    url: %s
+    token: %s
+    logs_dataset: app-logs
+    traces_dataset: app-traces
+service:
+  pipelines:
+    traces: {receivers: [otlp], processors: [sampling], exporters: [axiom]}
+    logs: {receivers: [otlp], processors: [sampling], exporters: [axiom]}
+  telemetry:
+    metrics: {level: none}
+`, grpcAddr, httpAddr, fake.URL(), testToken))
+	s.WaitListening(t, grpcAddr)
+
+	exp, err := otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(grpcAddr), otlptracegrpc.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithSpanProcessor(rec), sdktrace.WithResource(newResource()))
+	tracer := tp.Tracer("e2e/sampling")
+	const requests, getsPerRequest = 100, 10
+	for i := range requests {
+		ctx, server := tracer.Start(context.Background(), "GET /orders", trace.WithSpanKind(trace.SpanKindServer))
+		ctx2, load := tracer.Start(ctx, "loadOrders")
+		for j := range getsPerRequest {
+			_, get := tracer.Start(ctx2, fmt.Sprintf("GET order:%d:%d", i, j), trace.WithSpanKind(trace.SpanKindClient),
+				trace.WithAttributes(attribute.String("db.system", "redis")))
+			if j == 0 && i%10 == 0 {
+				get.SetStatus(codes.Error, "READONLY")
+			}
+			get.End()
+		}
+		load.End()
+		server.End()
+	}
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// What the rule must keep: R = low 56 bits of the trace id >= th c (1/4).
+	want := map[pcommon.SpanID]sdktrace.ReadOnlySpan{}
+	gets, keptGets := 0, 0
+	for _, sp := range rec.Ended() {
+		if sp.SpanKind() != trace.SpanKindClient {
+			want[pcommon.SpanID(sp.SpanContext().SpanID())] = sp
+			continue
+		}
+		gets++
+		tid := sp.SpanContext().TraceID()
+		if binary.BigEndian.Uint64(tid[8:])&(1<<56-1) >= 0xc0000000000000 || sp.Status().Code == codes.Error {
+			want[pcommon.SpanID(sp.SpanContext().SpanID())] = sp
+			keptGets++
+		}
+	}
+	if keptGets == 0 || keptGets == gets {
+		t.Fatalf("test traffic keeps %d of %d Redis spans: no sampling to observe", keptGets, gets)
+	}
+	if err := fake.WaitSpans("app-traces", len(want), 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	summaries := waitSummaries(t, fake, gets)
+	t.Logf("the rule keeps %d of %d Redis spans; %d summary events", keptGets, gets, len(summaries))
+
+	got := spansByID(t, fake.Traces("app-traces"))
+	if len(got) != len(want) {
+		t.Errorf("%d spans arrived, the rule keeps %d", len(got), len(want))
+	}
+	for id, w := range want {
+		g, ok := got[id]
+		if !ok {
+			t.Errorf("span %q (%s) missing", w.Name(), w.SpanKind())
+			continue
+		}
+		weight, hasWeight := g.Attributes().Get("sampling.adjusted_count")
+		switch {
+		case w.SpanKind() != trace.SpanKindClient:
+			if hasWeight || g.TraceState().AsRaw() != "" {
+				t.Errorf("unmatched span %q was modified", w.Name())
+			}
+		case w.Status().Code == codes.Error:
+			if !hasWeight || weight.Double() != 1 || g.TraceState().AsRaw() != "" {
+				t.Errorf("error span %q: weight %v tracestate %q; want 1 and none", w.Name(), weight.AsRaw(), g.TraceState().AsRaw())
+			}
+		default:
+			if !hasWeight || weight.Double() != 4 || g.TraceState().AsRaw() != "ot=th:c" {
+				t.Errorf("sampled span %q: weight %v tracestate %q; want 4 and ot=th:c", w.Name(), weight.AsRaw(), g.TraceState().AsRaw())
+			}
+			if r, _ := g.Attributes().Get("sampling.rule"); r.Str() != "redis-get" {
+				t.Errorf("sampled span %q: rule %q", w.Name(), r.Str())
+			}
+		}
+		if p := g.ParentSpanID(); !p.IsEmpty() {
+			if _, ok := got[p]; !ok {
+				t.Errorf("span %q arrived without its parent", w.Name())
+			}
+		}
+	}
+
+	var seen, kept, dropped, errs int64
+	for _, s := range summaries {
+		n := func(k string) int64 { v, _ := s[k].(json.Number).Int64(); return v }
+		if n("seen") != n("kept")+n("dropped") {
+			t.Errorf("summary with seen != kept + dropped: %v", s)
+		}
+		if s["rule"] != "redis-get" || s["operation"] != "GET" || s["service"] != "checkout" {
+			t.Errorf("summary fields: %v", s)
+		}
+		seen, kept, dropped, errs = seen+n("seen"), kept+n("kept"), dropped+n("dropped"), errs+n("errors")
+	}
+	if seen != int64(gets) || kept != int64(keptGets) || dropped != int64(gets-keptGets) || errs != requests/10 {
+		t.Errorf("summaries: seen %d kept %d dropped %d errors %d; sent %d, kept %d, errors %d", seen, kept, dropped, errs, gets, keptGets, requests/10)
+	}
+	if code := s.Stop(t); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+}
+
+// waitSummaries waits until the summary events in the logs dataset account
+// for n spans and returns their `sampling` objects.
+func waitSummaries(t *testing.T, fake *axiomtest.Server, n int) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var out []map[string]any
+		var seen int64
+		for _, ev := range fake.Events("app-logs") {
+			s, ok := ev["sampling"].(map[string]any)
+			if !ok || s["summary"] != true {
+				continue
+			}
+			out = append(out, s)
+			if v, err := s["seen"].(json.Number).Int64(); err == nil {
+				seen += v
+			}
+		}
+		if seen >= int64(n) || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
