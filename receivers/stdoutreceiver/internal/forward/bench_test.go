@@ -12,7 +12,7 @@ import (
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
 
-// repeatReader yields data n times.
+// repeatReader yields data n times, filling each read as a busy socket does.
 type repeatReader struct {
 	data []byte
 	off  int
@@ -23,13 +23,17 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	if r.n == 0 {
 		return 0, io.EOF
 	}
-	k := copy(p, r.data[r.off:])
-	r.off += k
-	if r.off == len(r.data) {
-		r.off = 0
-		r.n--
+	total := 0
+	for total < len(p) && r.n > 0 {
+		k := copy(p[total:], r.data[r.off:])
+		total += k
+		r.off += k
+		if r.off == len(r.data) {
+			r.off = 0
+			r.n--
+		}
 	}
-	return k, nil
+	return total, nil
 }
 
 // pinoLine is a ~300-byte pino line, as an app writes it to stdout.

@@ -23,11 +23,11 @@ func (e sinkError) Error() string { return "pipeline refused the batch: " + e.er
 func (e sinkError) Unwrap() error { return e.err }
 
 // conn decodes one client connection. Lines are copied into arena, a buffer
-// of fixed capacity, and handed to the Sink in batches of consecutive
-// records with equal attributes. A batch is flushed when the client has
-// nothing more buffered, when it is full, or when the attributes change;
-// frames that asked for an ack are acknowledged after the flush that
-// delivered their last record.
+// of fixed capacity (so lines can point into it), and handed to the Sink in
+// batches of consecutive records with equal attributes. A batch is flushed
+// when the client has nothing more buffered, when it is full, or when the
+// attributes change; frames that asked for an ack are acknowledged after the
+// flush that delivered their last record.
 type conn struct {
 	s       *Server
 	w       io.Writer
@@ -38,9 +38,10 @@ type conn struct {
 	rec  record
 	acks []string // chunks of decoded frames waiting for the next flush
 
-	arena []byte
-	lines []stream.Line
-	attrs []stream.Attr // of every line in lines
+	arena    []byte
+	arenaBuf *[]byte // arena's pooled buffer, nil while idle
+	lines    []stream.Line
+	attrs    []stream.Attr // of every line in lines
 
 	partials partials
 
@@ -58,7 +59,6 @@ func newConn(s *Server, r io.Reader, w io.Writer) *conn {
 		w:       w,
 		r:       msgp.NewReaderSize(r, readBufferSize),
 		maxLine: s.maxLine,
-		arena:   make([]byte, 0, s.arenaBytes),
 	}
 	c.r.SetMaxRecursionDepth(maxDepth)
 	return c
@@ -73,6 +73,7 @@ func (c *conn) serve() error {
 		if err == nil {
 			if c.r.Buffered() == 0 { // the client is waiting or idle
 				err = c.flush()
+				c.releaseArena()
 			}
 			if err == nil {
 				continue
@@ -82,7 +83,9 @@ func (c *conn) serve() error {
 		if errors.As(err, &se) {
 			return err
 		}
-		if ferr := c.finish(); ferr != nil {
+		ferr := c.finish()
+		c.releaseArena()
+		if ferr != nil {
 			return ferr
 		}
 		if err == io.EOF {
@@ -110,23 +113,18 @@ func (c *conn) frameDone(chunk string) {
 	}
 }
 
-// handleRecord turns a decoded record into a line of the current batch, or
-// into a piece of a docker partial message.
+// handleRecord turns a decoded record, whose line is arena[rec.mark:], into
+// a line of the current batch, or into a piece of a docker partial message.
 func (c *conn) handleRecord(rec *record) error {
-	start, end, truncated, ok := rec.line()
-	if !ok {
+	if !rec.hasLine {
 		c.arena = c.arena[:rec.mark]
 		c.s.countBadRecord()
 		return nil
 	}
-	if start != rec.mark { // drop a message/log value we did not use
-		end = rec.mark + copy(c.arena[rec.mark:], c.arena[start:end])
-	}
-	c.arena = c.arena[:end]
 	if rec.partial && rec.partialID.end > rec.partialID.off {
-		return c.addPartial(rec, truncated)
+		return c.addPartial(rec, rec.truncated)
 	}
-	if truncated {
+	if rec.truncated {
 		c.s.countTruncated()
 	}
 	mark := rec.mark
@@ -138,7 +136,7 @@ func (c *conn) handleRecord(rec *record) error {
 		}
 		c.attrs = c.recordAttrs(rec)
 	}
-	return c.appendLine(mark, stream.Line{Time: rec.time, Stream: rec.stream, Truncated: truncated})
+	return c.appendLine(mark, stream.Line{Time: rec.time, Stream: rec.stream, Truncated: rec.truncated})
 }
 
 // appendLine adds the line whose bytes are arena[mark:].
@@ -147,17 +145,30 @@ func (c *conn) appendLine(mark int, l stream.Line) error {
 	l.Data = c.arena[mark:end:end]
 	c.lines = append(c.lines, l)
 	if len(c.lines) >= maxBatchLines {
-		return c.flushLines()
+		return c.flush()
 	}
 	return nil
 }
 
 // reserve makes room for n more arena bytes, flushing if needed.
 func (c *conn) reserve(n int) error {
+	if c.arenaBuf == nil {
+		c.arenaBuf = c.s.arenas.Get().(*[]byte)
+		c.arena = (*c.arenaBuf)[:0]
+	}
 	if cap(c.arena)-len(c.arena) >= n {
 		return nil
 	}
-	return c.flushLines()
+	return c.flush()
+}
+
+// releaseArena gives the empty arena back while the client is idle: docker
+// keeps a connection per container open for its whole life, mostly idle.
+func (c *conn) releaseArena() {
+	if c.arenaBuf != nil && len(c.lines) == 0 {
+		c.s.arenas.Put(c.arenaBuf)
+		c.arenaBuf, c.arena = nil, nil
+	}
 }
 
 // flushBefore delivers the current batch while keeping arena[mark:] (the
@@ -168,18 +179,28 @@ func (c *conn) flushBefore(mark int) (int, error) {
 	}
 	tail := len(c.arena) - mark
 	c.arena = c.arena[:mark]
-	if err := c.flushLines(); err != nil {
+	if err := c.flush(); err != nil {
 		return 0, err
 	}
 	c.arena = c.arena[:copy(c.arena[:tail], c.arena[mark:mark+tail])]
 	return 0, nil
 }
 
-// flush delivers the batch and then sends the acks it owes.
+// flush hands the batch to the Sink, then acknowledges the frames whose
+// records it held. The Sink blocks while the pipeline refuses data: this
+// connection is not read meanwhile, so the client's writes back up (TCP
+// backpressure) instead of anything being dropped. Pieces of partial
+// messages are acknowledged too (see package doc).
 func (c *conn) flush() error {
-	if err := c.flushLines(); err != nil {
-		return err
+	if len(c.lines) > 0 {
+		if err := c.s.sink(c.s.sinkCtx, stream.Batch{Attrs: c.attrs, Lines: c.lines}); err != nil {
+			return sinkError{err}
+		}
+		c.s.countRecords(len(c.lines))
+		clear(c.lines)
+		c.lines = c.lines[:0]
 	}
+	c.arena = c.arena[:0]
 	if len(c.acks) == 0 {
 		return nil
 	}
@@ -192,22 +213,6 @@ func (c *conn) flush() error {
 	c.acks = c.acks[:0]
 	_, err := c.w.Write(c.ackBuf)
 	return err
-}
-
-// flushLines hands the batch to the Sink, which blocks while the pipeline
-// refuses data: this connection is not read meanwhile, so the client's
-// writes back up (TCP backpressure) instead of anything being dropped.
-func (c *conn) flushLines() error {
-	if len(c.lines) > 0 {
-		if err := c.s.sink(c.s.sinkCtx, stream.Batch{Attrs: c.attrs, Lines: c.lines}); err != nil {
-			return sinkError{err}
-		}
-		c.s.countRecords(len(c.lines))
-		clear(c.lines)
-		c.lines = c.lines[:0]
-	}
-	c.arena = c.arena[:0]
-	return nil
 }
 
 // Attribute keys of a forward batch.

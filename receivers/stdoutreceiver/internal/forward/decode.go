@@ -39,11 +39,9 @@ type span struct{ off, end int }
 // connection; scratch holds copies of its short string fields.
 type record struct {
 	time                 time.Time
-	mark                 int // where this record's bytes start in the arena
-	logStart, logEnd     int // the line, in the connection's arena
-	msgStart, msgEnd     int // "message", used when there is no "log"
-	hasLog, hasMsg       bool
-	logTrunc, msgTrunc   bool
+	mark                 int  // the line is arena[mark:]
+	hasLine, fromLog     bool // from "log", or else "message"
+	truncated            bool
 	stream               string
 	name, id, partialID  span
 	hasName, hasID       bool
@@ -59,17 +57,6 @@ func (r *record) reset() {
 }
 
 func (r *record) bytes(s span) []byte { return r.scratch[s.off:s.end] }
-
-// line returns the arena range of the record's line and whether it was cut.
-func (r *record) line() (start, end int, truncated, ok bool) {
-	switch {
-	case r.hasLog:
-		return r.logStart, r.logEnd, r.logTrunc, true
-	case r.hasMsg:
-		return r.msgStart, r.msgEnd, r.msgTrunc, true
-	}
-	return 0, 0, false, false
-}
 
 // readFrame decodes one Forward protocol frame from c.r and hands its records
 // to c.handleRecord. Malformed msgpack, or a frame of none of the four modes,
@@ -252,9 +239,9 @@ func (c *conn) readEntry(r *msgp.Reader, inEntry bool) error {
 	if t != msgp.MapType {
 		return c.skipBadRecord(r, "record is not a map")
 	}
-	// Room for a full log and message value, so that no flush has to
-	// happen while this record's bytes sit at the end of the arena.
-	if err := c.reserve(2 * c.maxLine); err != nil {
+	// Room for a whole line, so that no flush has to happen while this
+	// record's bytes sit at the end of the arena.
+	if err := c.reserve(c.maxLine); err != nil {
 		return err
 	}
 	rec.mark = len(c.arena)
@@ -367,10 +354,17 @@ func (c *conn) readRecord(r *msgp.Reader, rec *record) error {
 			continue
 		}
 		switch string(key) {
-		case "log":
-			rec.hasLog, rec.logStart, rec.logEnd, rec.logTrunc, err = c.readLine(r)
+		case "log": // replaces a "message" (or an earlier "log") read before it
+			c.arena = c.arena[:rec.mark]
+			rec.hasLine, rec.truncated, err = c.readLine(r)
+			rec.fromLog = rec.hasLine
 		case "message":
-			rec.hasMsg, rec.msgStart, rec.msgEnd, rec.msgTrunc, err = c.readLine(r)
+			if rec.fromLog {
+				err = skipValue(r)
+				break
+			}
+			c.arena = c.arena[:rec.mark]
+			rec.hasLine, rec.truncated, err = c.readLine(r)
 		case "source":
 			var s span
 			var ok bool
@@ -431,41 +425,34 @@ func readKey(r *msgp.Reader) ([]byte, error) {
 	return b, nil
 }
 
-// readLine copies a str/bin value into the arena, keeping at most
-// maxLine bytes and discarding the rest without buffering it.
-func (c *conn) readLine(r *msgp.Reader) (ok bool, start, end int, truncated bool, err error) {
+// readLine appends a str/bin value to the arena, keeping at most maxLine
+// bytes and discarding the rest without buffering it. ok is false, with the
+// value skipped, for other types.
+func (c *conn) readLine(r *msgp.Reader) (ok, truncated bool, err error) {
 	t, err := r.NextType()
 	if err != nil {
-		return false, 0, 0, false, badFrame("log: %v", err)
+		return false, false, badFrame("log: %v", err)
 	}
 	if t != msgp.StrType && t != msgp.BinType {
-		return false, 0, 0, false, skipValue(r)
+		return false, false, skipValue(r)
 	}
 	n, err := readBinOrStrHeader(r)
 	if err != nil {
-		return false, 0, 0, false, badFrame("log: %v", err)
+		return false, false, badFrame("log: %v", err)
 	}
 	keep := int(min(n, uint32(c.maxLine)))
-	start = len(c.arena)
-	end = start + keep
-	if end > cap(c.arena) { // a third log/message key in one record
-		_, err := r.R.Skip(int(n))
-		if err != nil {
-			err = badFrame("log: %v", err)
-		}
-		return false, 0, 0, false, err
-	}
-	c.arena = c.arena[:end]
-	if _, err := r.ReadFull(c.arena[start:end]); err != nil {
-		return false, 0, 0, false, badFrame("log: %v", err)
+	start := len(c.arena)
+	c.arena = c.arena[:start+keep] // reserve made room for maxLine
+	if _, err := r.ReadFull(c.arena[start:]); err != nil {
+		return false, false, badFrame("log: %v", err)
 	}
 	if int(n) > keep {
 		if _, err := r.R.Skip(int(n) - keep); err != nil {
-			return false, 0, 0, false, badFrame("log: %v", err)
+			return false, false, badFrame("log: %v", err)
 		}
 		truncated = true
 	}
-	return true, start, end, truncated, nil
+	return true, truncated, nil
 }
 
 // readAttrValue copies a short string value into rec.scratch; ok is false

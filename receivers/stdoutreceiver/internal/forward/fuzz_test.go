@@ -54,7 +54,10 @@ func FuzzDecodeFrames(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.arenaBytes = 4 * maxLine // small, so that batches flush mid-frame too
+		s.arenas.New = func() any { // small, so that batches flush mid-frame too
+			b := make([]byte, 0, 2*maxLine)
+			return &b
+		}
 		_ = newConn(s, bytes.NewReader(data), io.Discard).serve()
 		if st := s.Stats(); st.Records != int64(lines) {
 			t.Fatalf("stats say %d records, sink got %d", st.Records, lines)

@@ -80,9 +80,9 @@ type Server struct {
 	logger  *zap.Logger
 	sink    stream.Sink
 	maxLine int
-	// arenaBytes is each connection's line buffer: at least two whole
-	// lines (a record's log and message), and 1 MiB for large batches.
-	arenaBytes int
+	// arenas are the connections' line buffers, taken while a client
+	// sends: room for at least two whole lines, 256 KiB for large batches.
+	arenas sync.Pool
 
 	sinkCtx    context.Context
 	cancelSink context.CancelFunc
@@ -113,7 +113,11 @@ func New(cfg Config, set Settings, sink stream.Sink) (*Server, error) {
 	if s.maxLine <= 0 {
 		s.maxLine = DefaultMaxLineBytes
 	}
-	s.arenaBytes = max(1<<20, 4*s.maxLine)
+	arenaBytes := max(256<<10, 2*s.maxLine)
+	s.arenas.New = func() any {
+		b := make([]byte, 0, arenaBytes)
+		return &b
+	}
 	s.sinkCtx, s.cancelSink = context.WithCancel(context.Background())
 	return s, nil
 }
