@@ -472,3 +472,18 @@ func TestWaitEvents(t *testing.T) {
 		t.Errorf("wait for too many: %v", err)
 	}
 }
+
+func TestCountOnlyRequestLogIsBounded(t *testing.T) {
+	srv := NewForTest(t, WithCountOnly())
+	h := ingestHeader("application/x-ndjson")
+	for i := range maxCountOnlyRequests + 10 {
+		srv.record(Request{Dataset: "d", Status: 200, Header: h, Events: i}, result{events: 1})
+	}
+	reqs := srv.Requests()
+	if len(reqs) > maxCountOnlyRequests || reqs[len(reqs)-1].Events != maxCountOnlyRequests+9 {
+		t.Errorf("%d requests kept, last %+v", len(reqs), reqs[len(reqs)-1])
+	}
+	if srv.EventCount("d") != maxCountOnlyRequests+10 {
+		t.Errorf("count %d", srv.EventCount("d"))
+	}
+}

@@ -52,6 +52,9 @@ type result struct {
 	logs                              *plog.Logs       // nil in count-only mode
 }
 
+// maxCountOnlyRequests bounds the request log in count-only mode.
+const maxCountOnlyRequests = 10000
+
 type dataset struct {
 	counters counters
 	events   []map[string]any
@@ -73,6 +76,13 @@ func (s *Server) record(req Request, res result) {
 	rejected := req.Status == 0 || req.Status >= 400
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cfg.countOnly && len(s.requests) >= maxCountOnlyRequests {
+		// A long benchmark or compose run must not grow without bound: keep
+		// the most recent half.
+		n := copy(s.requests, s.requests[len(s.requests)-maxCountOnlyRequests/2:])
+		clear(s.requests[n:])
+		s.requests = s.requests[:n]
+	}
 	s.requests = append(s.requests, req)
 	s.totals.add(res, rejected)
 	if req.Dataset == "" {
@@ -165,7 +175,7 @@ func (s *Server) LogRecordCount(dataset string) int {
 }
 
 // Requests returns every request seen, rejected ones included, in the order
-// they finished.
+// they finished. In count-only mode only the most recent 5000-10000 are kept.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
