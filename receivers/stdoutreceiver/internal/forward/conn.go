@@ -240,9 +240,10 @@ func (c *conn) sameAttrs(rec *record) bool {
 	if rec.hasID && !match(AttrContainerID, rec.bytes(rec.id)) {
 		return false
 	}
-	if c.tag != "" && (i >= len(a) || a[i].Key != AttrTag || a[i].Value != c.tag) {
-		return false
-	} else if c.tag != "" {
+	if c.tag != "" {
+		if i >= len(a) || a[i].Key != AttrTag || a[i].Value != c.tag {
+			return false
+		}
 		i++
 	}
 	for _, e := range rec.extras {

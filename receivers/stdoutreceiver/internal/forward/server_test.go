@@ -226,10 +226,12 @@ func TestTimeFormsHeartbeatAndBinLog(t *testing.T) {
 	b = msgp.AppendBytes(b, []byte("bin log"))
 	// Only "message".
 	b = append(b, messageFrame("t", 1767225603, "", kv{"message", "from message"}, kv{"level", "info"})...)
+	// "log" first, then "message".
+	b = append(b, messageFrame("t", 1767225604, "", kv{"log", "log wins"}, kv{"message", "ignored"})...)
 	if _, err := c.Write(b); err != nil {
 		t.Fatal(err)
 	}
-	got := col.wait(t, 4)
+	got := col.wait(t, 5)
 	want := []struct {
 		data string
 		t    time.Time
@@ -238,6 +240,7 @@ func TestTimeFormsHeartbeatAndBinLog(t *testing.T) {
 		{"v1.5 entry", time.Unix(1767225601, 7)},
 		{"bin log", time.Unix(1767225602, 0)},
 		{"from message", time.Unix(1767225603, 0)},
+		{"log wins", time.Unix(1767225604, 0)},
 	}
 	for i, w := range want {
 		if got[i].Data != w.data || !got[i].Time.Equal(w.t) {
