@@ -6,7 +6,8 @@
 // bytes: the timestamp field is renamed to `_time`, the level is normalised,
 // everything else is kept byte for byte. No map or pcommon.Map is built.
 //
-// The rules, in order (README "line formats" documents them for app authors):
+// The rules, in order (the stdoutreceiver package documentation repeats them
+// for app authors):
 //   - `_time` present: kept as is; a `time` field is then dropped (this is
 //     what @axiomhq/pino's `{_time: time, level, ...rest}` spread yields).
 //   - `time` present (pino, bunyan, logrus, slog): renamed to `_time`, value

@@ -22,7 +22,7 @@ func FuzzDecode(f *testing.F) {
 	for _, l := range []string{
 		spanLine, `{}`, `{"time":1}`, `{"_time":"x","time":1}`, `{"a":1,"time":2}`, `{"ts":1.5e9,"level":"INFO"}`,
 		`{"@timestamp":"2026-01-01T00:00:00Z","log.level":"WARN"}`, `{"timestamp":"nope","level":"Error"}`,
-		`{"level":"\u0049NFO"}`, `{"level":-5}`, `{"level":1e400}`, `{"ts":-1e300}`, `{"time":1e30}`,
+		`{"level":"\u0049NFO"}`, `{"level":-5}`, `{"level":1e400}`, `{"ts":-1e300}`, `{"time":1e30}`, `{"time":-1234567890123456789}`, `{"ts":1764504000}`, `{"ts":1764504000123456}`,
 		"panic: x", "\xff{\"a\":1}", "{\"a\":\"\xff\"}", `{"a":[[[[]]]]}`, `{"resourceSpans":[]}`, "  ",
 	} {
 		f.Add(l)

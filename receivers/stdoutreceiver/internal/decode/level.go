@@ -25,9 +25,14 @@ var levelNames = [...]struct {
 // name covers the values up to and including its pino number (10, 20, ...
 // 60), anything above 60 is "silent".
 func pinoLevel(num []byte) (text string, sev plog.SeverityNumber, ok bool) {
-	f, err := strconv.ParseFloat(bytesToString(num), 64)
-	if err != nil {
-		return "", 0, false
+	var f float64
+	if v, ok := parseInt(num); ok {
+		f = float64(v)
+	} else {
+		var err error
+		if f, err = strconv.ParseFloat(bytesToString(num), 64); err != nil {
+			return "", 0, false
+		}
 	}
 	i := len(levelNames) - 1
 	for n := range len(levelNames) - 1 {

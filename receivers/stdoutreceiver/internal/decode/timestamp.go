@@ -36,8 +36,43 @@ func unitOf(f float64) epochUnit {
 	return unitNanos
 }
 
+// parseInt parses a JSON number that is a plain integer (pino's epoch
+// milliseconds, numeric levels) without the cost of ParseFloat.
+func parseInt(num []byte) (int64, bool) {
+	neg := len(num) > 0 && num[0] == '-'
+	if neg {
+		num = num[1:]
+	}
+	if len(num) == 0 || len(num) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range num {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = 10*v + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
 // parseNumberTime parses a JSON number as an epoch timestamp.
 func parseNumberTime(num []byte) (time.Time, epochUnit, bool) {
+	if v, ok := parseInt(num); ok {
+		switch u := unitOf(float64(v)); u {
+		case unitSeconds:
+			return time.Unix(v, 0), u, true
+		case unitMillis:
+			return time.UnixMilli(v), u, true
+		case unitMicros:
+			return time.UnixMicro(v), u, true
+		default:
+			return time.Unix(0, v), u, true
+		}
+	}
 	f, err := strconv.ParseFloat(bytesToString(num), 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return time.Time{}, 0, false
@@ -62,9 +97,6 @@ func parseNumberTime(num []byte) (time.Time, epochUnit, bool) {
 	if u == unitSeconds {
 		sec, frac := math.Modf(f)
 		return time.Unix(int64(sec), int64(math.Round(frac*1e9))), u, true
-	}
-	if u == unitMillis && f == math.Trunc(f) {
-		return time.UnixMilli(int64(f)), u, true
 	}
 	return time.Unix(0, int64(ns)), u, true
 }
