@@ -3,7 +3,8 @@
 //
 //	fakeaxiom -addr 127.0.0.1:8080 [-count-only] [-token xaat-…] [-dataset name]
 //
-// Besides Axiom's API it serves GET /_fake/stats and GET /_fake/events/{dataset}.
+// Besides Axiom's API it serves GET /_fake/stats, GET /_fake/events/{dataset}
+// and GET /_fake/spans/{dataset}.
 package main
 
 import (

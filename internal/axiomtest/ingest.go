@@ -152,35 +152,62 @@ func (in *ingestRequest) decode(body []byte, max int) (result, []failure, error)
 
 // values splits the body into decoded events.
 func (in *ingestRequest) values(body []byte, max int) ([]any, error) {
-	if in.format == formatCSV {
+	switch {
+	case in.format == formatCSV:
 		return in.csvValues(body, max)
+	case in.format == formatJSON && firstByte(body) == '[':
+		return arrayValues(body, max)
+	default:
+		return ndjsonValues(body, max)
 	}
+}
+
+func newDecoder(body []byte) *json.Decoder {
 	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	array := in.format == formatJSON && firstByte(body) == '['
-	if array {
-		_, _ = dec.Token() // the '[' just seen
-	}
+	dec.UseNumber() // numbers stay exact
+	return dec
+}
+
+func invalidJSON(event int, err error) error {
+	return &bodyError{http.StatusBadRequest, fmt.Sprintf("invalid JSON in event %d: %v", event, err)}
+}
+
+func ndjsonValues(body []byte, max int) ([]any, error) {
+	dec := newDecoder(body)
 	var values []any
-	for array && dec.More() || !array {
+	for {
 		var v any
-		if err := dec.Decode(&v); err == io.EOF && !array {
-			break
+		if err := dec.Decode(&v); err == io.EOF {
+			return values, nil
 		} else if err != nil {
-			return nil, &bodyError{http.StatusBadRequest, fmt.Sprintf("invalid JSON in event %d: %v", len(values), err)}
+			return nil, invalidJSON(len(values), err)
 		}
 		if len(values) == max {
 			return nil, tooManyEvents(max)
 		}
 		values = append(values, v)
 	}
-	if array {
-		if _, err := dec.Token(); err != nil {
-			return nil, &bodyError{http.StatusBadRequest, "invalid JSON: unterminated array: " + err.Error()}
+}
+
+func arrayValues(body []byte, max int) ([]any, error) {
+	dec := newDecoder(body)
+	_, _ = dec.Token() // the '[' the caller saw
+	var values []any
+	for dec.More() {
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, invalidJSON(len(values), err)
 		}
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, &bodyError{http.StatusBadRequest, "invalid JSON: data after the array"}
+		if len(values) == max {
+			return nil, tooManyEvents(max)
 		}
+		values = append(values, v)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, &bodyError{http.StatusBadRequest, "invalid JSON: unterminated array: " + err.Error()}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &bodyError{http.StatusBadRequest, "invalid JSON: data after the array"}
 	}
 	return values, nil
 }

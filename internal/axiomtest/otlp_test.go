@@ -2,6 +2,8 @@ package axiomtest
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -106,6 +108,29 @@ func TestOTLPTracesFromSDK(t *testing.T) {
 			for _, ch := range checks {
 				if ch.got != ch.want {
 					t.Errorf("%s = %#v, want %#v", ch.field, ch.got, ch.want)
+				}
+			}
+			resp, err := http.Get(srv.URL() + "/_fake/spans/traces")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			dec := json.NewDecoder(resp.Body)
+			for n := 0; ; n++ {
+				var sp struct {
+					Name     string
+					Duration int64
+				}
+				if err := dec.Decode(&sp); err == io.EOF {
+					if n != 2 {
+						t.Errorf("/_fake/spans gave %d spans", n)
+					}
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if sp.Name == "redis GET" && sp.Duration != int64(3*time.Millisecond) {
+					t.Errorf("/_fake/spans: %+v", sp)
 				}
 			}
 		})

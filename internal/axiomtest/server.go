@@ -151,12 +151,13 @@ func (s *Server) Fail(dataset string, faults ...Fault) {
 }
 
 // Handler serves the Axiom API plus the fake's own read-back routes:
-// GET /_fake/stats (Stats as JSON) and GET /_fake/events/{dataset} (stored
-// events as NDJSON).
+// GET /_fake/stats (Stats as JSON), GET /_fake/events/{dataset} (stored
+// events as NDJSON) and GET /_fake/spans/{dataset} (Spans as NDJSON).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /_fake/stats", s.serveStats)
 	mux.HandleFunc("GET /_fake/events/{dataset}", s.serveStoredEvents)
+	mux.HandleFunc("GET /_fake/spans/{dataset}", s.serveStoredSpans)
 	mux.HandleFunc("/", s.serveAPI)
 	return mux
 }
