@@ -1,9 +1,3 @@
-// Package stdoutreceiver turns an application's stdout stream into log
-// records (and OTLP/JSON span lines into spans), whichever way the stream
-// reaches the sidecar: stdin, tailed container log files, or the Fluent
-// Forward protocol. Every transport hands its lines to the same decoder
-// (internal/decode) through a stream.Sink that blocks while the pipeline
-// refuses data, so each transport slows its source instead of dropping.
 package stdoutreceiver
 
 import (
