@@ -1,0 +1,250 @@
+// Command logpath measures the sidecar's log hot path as a whole process:
+// ~300-byte pino lines piped into `sidecar` stdin, through the stdout
+// receiver and the axiom exporter (zstd NDJSON) to a count-only fake Axiom
+// on loopback, with GOMAXPROCS=1 for the sidecar. It reports lines/s, CPU
+// seconds per million lines (the sidecar's rusage) and peak RSS, next to a
+// baseline measured in the same run on the same bytes: `cat` into
+// /dev/null, the least any stdin consumer can cost.
+//
+//	go run ./bench/logpath -sidecar ./sidecar [-lines 2000000] [-gomaxprocs 1] [-keep]
+//
+// bench/run-logpath.sh builds the binary and runs this.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
+)
+
+func main() {
+	sidecar := flag.String("sidecar", "", "path of the sidecar binary (required)")
+	lines := flag.Int("lines", 2_000_000, "pino lines to pipe through")
+	procs := flag.Int("gomaxprocs", 1, "GOMAXPROCS of the sidecar")
+	keep := flag.Bool("keep", false, "keep the work directory (config, sidecar log)")
+	flag.Parse()
+	if *sidecar == "" {
+		fmt.Fprintln(os.Stderr, "logpath: -sidecar is required")
+		os.Exit(2)
+	}
+	if err := run(*sidecar, *lines, *procs, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "logpath:", err)
+		os.Exit(1)
+	}
+}
+
+// result is one process's run over the input.
+type result struct {
+	name    string
+	wall    time.Duration
+	cpu     time.Duration // user + system
+	peakRSS int64         // KiB
+}
+
+func run(sidecar string, lines, procs int, keep bool) error {
+	block, avg := pinoBlock(min(lines, blockLines))
+	input := repeatedInput{block: block, blockLines: min(lines, blockLines), lines: lines}
+	fmt.Printf("input: %d pino lines, %.0f bytes/line, %.1f MiB\n", lines, avg, avg*float64(lines)/(1<<20))
+
+	base, err := measure("cat", exec.Command("cat"), input)
+	if err != nil {
+		return err
+	}
+
+	fake, err := axiomtest.New(axiomtest.WithCountOnly())
+	if err != nil {
+		return err
+	}
+	defer fake.Close()
+	dir, err := os.MkdirTemp("", "logpath-")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(dir)
+	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(config(fake.URL())), 0o600); err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "sidecar.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(sidecar, "--config", "file:"+cfgPath)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	side, err := measure(fmt.Sprintf("sidecar (GOMAXPROCS=%d)", procs), cmd, input)
+	if err != nil {
+		return fmt.Errorf("%w (log in %s)", err, logFile.Name())
+	}
+	got := fake.Stats().Datasets["logs"].Events
+	if got != int64(lines) {
+		return fmt.Errorf("fake Axiom counted %d events, want %d (log in %s)", got, lines, logFile.Name())
+	}
+
+	fmt.Printf("\n%-24s %12s %10s %14s %10s %12s\n", "process", "lines/s", "wall s", "CPU s/M lines", "CPU s", "peak RSS MiB")
+	for _, r := range []result{base, side} {
+		fmt.Printf("%-24s %12.0f %10.2f %14.3f %10.2f %12.1f\n", r.name,
+			float64(lines)/r.wall.Seconds(), r.wall.Seconds(),
+			r.cpu.Seconds()/(float64(lines)/1e6), r.cpu.Seconds(), float64(r.peakRSS)/1024)
+	}
+	fmt.Printf("\nsidecar/cat: %.1fx the CPU, %.1fx the wall time; all %d events reached the fake Axiom\n",
+		side.cpu.Seconds()/max(base.cpu.Seconds(), 1e-3), side.wall.Seconds()/base.wall.Seconds(), got)
+	fmt.Printf("sidecar CPU per line: %.2f µs (goal ≥ 300000 lines/s on one core = ≤ 3.33 µs/line)\n",
+		side.cpu.Seconds()*1e6/float64(lines))
+	return nil
+}
+
+// measure runs cmd with input on its stdin until it exits by itself (the
+// sidecar exits at end of input). CPU time comes from its rusage; peak RSS
+// from polling /proc/<pid>/status VmHWM, because the rusage's maxrss of a
+// child started with vfork also counts this (much larger) parent.
+func measure(name string, cmd *exec.Cmd, input repeatedInput) (result, error) {
+	if cmd.Stdout == nil {
+		cmd.Stdout = io.Discard
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return result{}, err
+	}
+	peak := make(chan int64)
+	stopPoll := make(chan struct{})
+	go pollPeakRSS(cmd.Process.Pid, stopPoll, peak)
+	werr := input.writeTo(stdin)
+	stdin.Close()
+	err = cmd.Wait()
+	wall := time.Since(start)
+	close(stopPoll)
+	peakKiB := <-peak
+	if werr != nil {
+		return result{}, fmt.Errorf("%s: writing input: %w", name, werr)
+	}
+	if err != nil {
+		return result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return result{name: name, wall: wall, cpu: cpu, peakRSS: peakKiB}, nil
+}
+
+func pollPeakRSS(pid int, stop <-chan struct{}, peak chan<- int64) {
+	var hwm int64
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if v, ok := readVmHWM(pid); ok {
+			hwm = max(hwm, v)
+		}
+		select {
+		case <-stop:
+			peak <- hwm
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// readVmHWM returns the process's resident-set high-water mark in KiB.
+func readVmHWM(pid int) (int64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	_, rest, ok := bytes.Cut(b, []byte("VmHWM:"))
+	if !ok {
+		return 0, false
+	}
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	v, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(line), []byte("kB")))), 10, 64)
+	return v, err == nil
+}
+
+// config is stdin -> memory_limiter -> axiom, as a FireLens-less `app |
+// sidecar` deployment runs it; self-metrics off so nothing else listens.
+func config(url string) string {
+	return `
+receivers:
+  stdout:
+    stdin: {}
+processors:
+  memory_limiter:
+    check_interval: 1s
+    limit_mib: 512
+    spike_limit_mib: 128
+exporters:
+  axiom:
+    url: ` + url + `
+    token: xaat-bench
+    logs_dataset: logs
+    traces_dataset: traces
+service:
+  pipelines:
+    logs: {receivers: [stdout], processors: [memory_limiter], exporters: [axiom]}
+  telemetry:
+    logs: {level: warn}
+    metrics: {level: none}
+`
+}
+
+// blockLines distinct lines are generated and written over and over: 64Ki
+// lines are ~20 MB, more than zstd's window, so repetition does not make
+// compression cheaper than real logs would.
+const blockLines = 1 << 16
+
+// repeatedInput is lines lines: block (blockLines lines) repeated, then a
+// prefix of it.
+type repeatedInput struct {
+	block             []byte
+	blockLines, lines int
+}
+
+func (in repeatedInput) writeTo(w io.Writer) error {
+	for left := in.lines; left > 0; left -= in.blockLines {
+		chunk := in.block
+		if left < in.blockLines {
+			chunk = prefixLines(in.block, left)
+		}
+		if _, err := w.Write(chunk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func prefixLines(b []byte, n int) []byte {
+	end := 0
+	for range n {
+		end += bytes.IndexByte(b[end:], '\n') + 1
+	}
+	return b[:end]
+}
+
+// pinoBlock returns n request-log lines as pino writes them, ~300 bytes
+// each, and their average length.
+func pinoBlock(n int) ([]byte, float64) {
+	var b bytes.Buffer
+	b.Grow(n * 320)
+	methods := [...]string{"GET", "POST", "PUT", "DELETE"}
+	for i := range n {
+		fmt.Fprintf(&b, `{"level":%d,"time":%d,"pid":4242,"hostname":"ip-10-0-1-17.ec2.internal",`+
+			`"req":{"id":"req-%08d","method":"%s","url":"/api/orders/%d?include=items","remoteAddress":"10.0.3.4"},`+
+			`"res":{"statusCode":200},"responseTime":%d.25,"trace_id":"%032x","msg":"request completed"}`+"\n",
+			30+10*(i%7/6), 1764504000000+int64(i), i, methods[i%len(methods)], i%1000, i%300, uint64(i)*0x9e3779b97f4a7c15)
+	}
+	return b.Bytes(), float64(b.Len()) / float64(n)
+}
