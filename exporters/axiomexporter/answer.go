@@ -46,8 +46,18 @@ func retryError(err error, reset time.Time) error {
 		return err
 	}
 	wait := min(max(time.Until(reset), 0), maxThrottleWait)
-	return exporterhelper.NewThrottleRetry(err, wait)
+	return exporterhelper.NewThrottleRetry(&limitedError{err: err, wait: wait}, wait)
 }
+
+// limitedError keeps the throttle wait readable for our own retries during
+// shutdown (exporterhelper's throttle error type is unexported).
+type limitedError struct {
+	err  error
+	wait time.Duration
+}
+
+func (e *limitedError) Error() string { return e.err.Error() }
+func (e *limitedError) Unwrap() error { return e.err }
 
 // resetFromHeaders reads X-IngestLimit-Reset or X-RateLimit-Reset (epoch
 // seconds); zero when absent or unparsable.

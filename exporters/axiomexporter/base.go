@@ -2,16 +2,19 @@ package axiomexporter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
 	"go.uber.org/zap"
 )
@@ -38,6 +41,8 @@ type base struct {
 	droppedOnce   sync.Once
 	partialLogged everyInterval
 
+	// draining is set once Shutdown has begun.
+	draining     atomic.Bool
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
@@ -112,6 +117,7 @@ func (b *base) shutdown(context.Context) error {
 // second Shutdown).
 func (b *base) boundShutdown(ctx context.Context, inner func(context.Context) error) error {
 	b.shutdownOnce.Do(func() {
+		b.draining.Store(true)
 		t := time.AfterFunc(b.cfg.ShutdownTimeout, b.cancel)
 		defer t.Stop()
 		b.shutdownErr = inner(ctx)
@@ -119,24 +125,64 @@ func (b *base) boundShutdown(ctx context.Context, inner func(context.Context) er
 	return b.shutdownErr
 }
 
-// requestContext derives a request context that also ends at the shutdown
-// deadline.
-func (b *base) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// Backoff for the retries deliver makes itself while shutting down.
+const (
+	drainInitialBackoff = 100 * time.Millisecond
+	drainMaxBackoff     = 2 * time.Second
+)
+
+// deliver runs attempt under a context that also ends at the shutdown
+// deadline. exporterhelper stops retrying as soon as Shutdown begins and
+// gives what is still queued a single attempt; so while draining, deliver
+// retries retryable failures itself (honouring 429/430 resets) until they
+// succeed or shutdown_timeout passes. That is what lets a SIGTERM'd sidecar
+// deliver what it holds through a short Axiom hiccup.
+func (b *base) deliver(ctx context.Context, items int, attempt func(context.Context) error) error {
 	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(b.ctx, cancel)
-	return ctx, func() { stop(); cancel() }
+	defer cancel()
+	defer context.AfterFunc(b.ctx, cancel)()
+	err := attempt(ctx)
+	backoff := drainInitialBackoff
+	for err != nil && b.draining.Load() && b.cfg.RetryConfig.Enabled && !consumererror.IsPermanent(err) {
+		wait := backoff
+		var limited *limitedError
+		if errors.As(err, &limited) {
+			wait = max(wait, limited.wait)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		if ctx.Err() != nil {
+			break
+		}
+		backoff = min(2*backoff, drainMaxBackoff)
+		err = attempt(ctx)
+	}
+	if err != nil && b.ctx.Err() != nil && !consumererror.IsPermanent(err) {
+		b.droppedOnShutdown(items)
+	}
+	return err
 }
 
-// droppedOnShutdown counts items a request could not deliver because the
-// shutdown deadline passed, and says so once.
+// droppedOnShutdown records that shutdown_timeout cut a request off, and
+// says so once. With a persistent queue the data stays queued instead.
 func (b *base) droppedOnShutdown(items int) {
-	b.tel.droppedShutdown.Add(context.Background(), int64(items), b.tel.signalAttributes)
+	persistent := false
+	if q := b.cfg.QueueConfig.Get(); q != nil && q.StorageID != nil {
+		persistent = true
+	}
+	if !persistent {
+		b.tel.droppedShutdown.Add(context.Background(), int64(items), b.tel.signalAttributes)
+	}
 	b.droppedOnce.Do(func() {
-		where := "they are dropped (counted in axiom_exporter_items_dropped_on_shutdown)"
-		if q := b.cfg.QueueConfig.Get(); q != nil && q.StorageID != nil {
-			where = "they stay in the persistent queue for the next start"
+		what := "it is dropped (counted in axiom_exporter_items_dropped_on_shutdown)"
+		if persistent {
+			what = "it stays in the persistent queue for the next start"
 		}
-		b.set.Logger.Error("shutdown_timeout reached before Axiom accepted everything; "+where,
+		b.set.Logger.Error("shutdown_timeout reached before Axiom accepted everything; "+what,
 			zap.String("dataset", b.dataset), zap.Duration("shutdown_timeout", b.cfg.ShutdownTimeout))
 	})
 }

@@ -129,9 +129,12 @@ func (e *logsExporter) send(ctx context.Context, enc *encoder, n int) error {
 		return e.file.write(enc.events)
 	}
 	enc.compressed = enc.zstd.EncodeAll(enc.events, enc.compressed[:0])
-	ctx, done := e.requestContext(ctx)
-	defer done()
-	status, err := e.axiom.Ingest(ctx, e.dataset, bytes.NewReader(enc.compressed), axiom.NDJSON, axiom.Zstd)
+	return e.deliver(ctx, n, func(ctx context.Context) error { return e.ingest(ctx, enc.compressed, n) })
+}
+
+// ingest makes one ingest request with a ready zstd body of n events.
+func (e *logsExporter) ingest(ctx context.Context, body []byte, n int) error {
+	status, err := e.axiom.Ingest(ctx, e.dataset, bytes.NewReader(body), axiom.NDJSON, axiom.Zstd)
 	if err != nil {
 		return e.ingestError(ctx, err, n)
 	}
@@ -170,9 +173,6 @@ func (e *logsExporter) ingestError(ctx context.Context, err error, n int) error 
 		}
 	default:
 		e.tel.request(ctx, 0)
-		if e.base.ctx.Err() != nil {
-			e.droppedOnShutdown(n)
-		}
 		return err
 	}
 }

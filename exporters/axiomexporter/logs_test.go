@@ -298,6 +298,42 @@ func TestShutdownFlushesQueue(t *testing.T) {
 	}
 }
 
+// exporterhelper stops retrying when Shutdown begins; the exporter must
+// still get queued data through a few failures before shutdown_timeout.
+func TestShutdownDeliversThroughServerErrors(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	srv.Fail(logsDS, axiomtest.Status(503), axiomtest.Status(503))
+	srv.Fail(tracesDS, axiomtest.Status(502))
+	cfg := testConfig(srv.URL())
+	cfg.QueueConfig = NewFactory().CreateDefaultConfig().(*Config).QueueConfig
+	cfg.QueueConfig.Get().Batch.Get().FlushTimeout = time.Hour // only Shutdown can flush
+	cfg.ShutdownTimeout = time.Minute                          // generous: only bounds a failing test
+	h := newHarness()
+	logs := startLogs(t, h, cfg)
+	traces := startTraces(t, h, cfg)
+	if err := logs.ConsumeLogs(context.Background(), stringLogs(20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := traces.ConsumeTraces(context.Background(), richTraces()); err != nil {
+		t.Fatal(err)
+	}
+	if srv.EventCount(logsDS) != 0 {
+		t.Fatal("events were sent before shutdown; the test cannot show the flush")
+	}
+	if err := logs.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := traces.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.EventCount(logsDS); n != 20 {
+		t.Errorf("got %d events after shutdown, want 20", n)
+	}
+	if n := srv.SpanCount(tracesDS); n != 2 {
+		t.Errorf("got %d spans after shutdown, want 2", n)
+	}
+}
+
 func TestShutdownEndsWhenAxiomHangs(t *testing.T) {
 	srv := axiomtest.NewForTest(t)
 	srv.Fail(logsDS, axiomtest.Slow(time.Hour))

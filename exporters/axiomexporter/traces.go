@@ -72,7 +72,8 @@ func (e *tracesExporter) pushTraces(ctx context.Context, td ptrace.Traces) error
 	if err != nil {
 		return consumererror.NewPermanent(err)
 	}
-	return e.post(ctx, gz.buf.Bytes(), td.SpanCount())
+	spans := td.SpanCount()
+	return e.deliver(ctx, spans, func(ctx context.Context) error { return e.post(ctx, gz.buf.Bytes(), spans) })
 }
 
 func (e *tracesExporter) getGzip() *gzipBuffer {
@@ -83,9 +84,8 @@ func (e *tracesExporter) getGzip() *gzipBuffer {
 	return &gzipBuffer{w: w}
 }
 
+// post makes one request with a ready gzip body of spans spans.
 func (e *tracesExporter) post(ctx context.Context, body []byte, spans int) error {
-	ctx, done := e.requestContext(ctx)
-	defer done()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return consumererror.NewPermanent(err)
@@ -98,9 +98,6 @@ func (e *tracesExporter) post(ctx context.Context, body []byte, spans int) error
 	resp, err := e.client.Do(req)
 	if err != nil {
 		e.tel.request(ctx, 0)
-		if e.base.ctx.Err() != nil {
-			e.droppedOnShutdown(spans)
-		}
 		return fmt.Errorf("POST %s: %w", e.endpoint, err)
 	}
 	defer resp.Body.Close()
