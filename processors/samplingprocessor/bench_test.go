@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 )
@@ -72,4 +73,33 @@ func BenchmarkProcessTraces(b *testing.B) {
 		_, _ = s.processTraces(b.Context(), td)
 	}
 	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "spans/s")
+}
+
+// BenchmarkDecideLog measures the per-record decision path on raw JSON
+// stdout lines: a body-field rule for health checks, then an unmatched line.
+func BenchmarkDecideLog(b *testing.B) {
+	cfg := benchConfig()
+	cfg.Rules = append(cfg.Rules, RuleConfig{Name: "health-logs", Match: MatchConfig{Signal: "logs", Body: map[string]any{"route": []any{"/health", "/ready"}}}, Probability: 1.0 / 1024})
+	s, err := newSampler(cfg, processortest.NewNopSettings(componentType))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ld := newLogBatch("api")
+	recs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	for i, body := range []string{
+		`{"_time":"2026-11-30T12:00:00.000Z","level":"info","msg":"request completed","route":"/health","status":200,"duration_ms":0.4}`,
+		`{"_time":"2026-11-30T12:00:00.001Z","level":"info","msg":"request completed","route":"/orders/:id","status":200,"duration_ms":12.5}`,
+	} {
+		rec := recs.AppendEmpty()
+		rec.SetTimestamp(pcommon.Timestamp(i))
+		rec.Body().SetStr(body)
+	}
+	v := logView{resAttrs: ld.ResourceLogs().At(0).Resource().Attributes(), service: "api"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v.rec = recs.At(i & 1)
+		s.decideLog(&v)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }

@@ -92,8 +92,7 @@ func (d *dynamicRule) next(ks *keyState, elapsed time.Duration) {
 	ks.count = 0
 }
 
-// fnv64 is FNV-1a, used for keys and for records without a trace id; it is
-// deterministic across processes, so sidecars agree.
+// fnv64 is FNV-1a over a dynamic rule's key fields (short strings).
 type fnv64 uint64
 
 const fnvOffset fnv64 = 14695981039346656037

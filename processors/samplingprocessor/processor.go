@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -387,6 +388,9 @@ func (d *dynamicRule) keyHashLog(v *logView) uint64 {
 // are recorded first, so a parent is protected even when it precedes its
 // children in the batch.
 func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	if len(s.rules) == 0 {
+		return td, nil
+	}
 	s.mu.Lock()
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -475,11 +479,11 @@ func logRandomness(rec plog.LogRecord) uint64 {
 	if tid := rec.TraceID(); !tid.IsEmpty() {
 		return traceRandomness(tid)
 	}
-	h := fnvOffset.u64(uint64(rec.Timestamp())).u64(uint64(rec.ObservedTimestamp()))
+	h := uint64(rec.Timestamp())*0x9e3779b97f4a7c15 ^ uint64(rec.ObservedTimestamp())
 	if b := rec.Body(); b.Type() == pcommon.ValueTypeStr {
-		h = h.str(b.Str())
+		h ^= xxhash.Sum64String(b.Str())
 	}
-	return mix56(uint64(h))
+	return mix56(h)
 }
 
 func logIsError(rec plog.LogRecord) bool {
@@ -526,6 +530,9 @@ func severityName(rec plog.LogRecord) string {
 }
 
 func (s *sampler) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
+	if len(s.rules) == 0 {
+		return ld, nil
+	}
 	s.mu.Lock()
 	v := logView{scratch: s.scratch}
 	ld.ResourceLogs().RemoveIf(func(rl plog.ResourceLogs) bool {

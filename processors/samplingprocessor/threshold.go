@@ -159,8 +159,8 @@ func withThreshold(ts, th string) string {
 			} else {
 				kv, ot = ot, ""
 			}
-			if kv == "" || strings.HasPrefix(kv, "th:") {
-				continue
+			if strings.HasPrefix(kv, "th:") || !strings.Contains(kv, ":") || strings.ContainsAny(kv, " \t") {
+				continue // the old th, or not a sub-key: dropped
 			}
 			b.WriteByte(';')
 			b.WriteString(kv)

@@ -67,3 +67,30 @@ func TestTraceState(t *testing.T) {
 		t.Errorf("randomness %x", r)
 	}
 }
+
+// FuzzTraceState checks that any tracestate parses without panicking and
+// that rewriting th keeps everything else: the other ot sub-keys, the other
+// members, and the th read back is the one written.
+func FuzzTraceState(f *testing.F) {
+	for _, s := range []string{
+		"", "ot=th:c", "ot=th:fd70a;rv:9b8233f7e3a151", "vendor=x,ot=rv:9b8233f7e3a151, other=y",
+		"ot=th:;rv:", "ot=th:123456789abcdef0", "ot=,ot=th:8", " ot=th:8 ,", "a=b,,c=d",
+	} {
+		f.Add(s, uint64(0xfe000000000000))
+	}
+	f.Fuzz(func(t *testing.T, ts string, th uint64) {
+		before := parseTraceState(ts)
+		th &= randomMask
+		out := withThreshold(ts, encodeThreshold(th))
+		after := parseTraceState(out)
+		if !after.hasTh || after.th != th {
+			t.Fatalf("withThreshold(%q, %x) = %q: th reads back as %x (%v)", ts, th, out, after.th, after.hasTh)
+		}
+		if after.hasRv != before.hasRv || after.rv != before.rv {
+			t.Fatalf("withThreshold(%q) = %q lost or changed rv", ts, out)
+		}
+		if again := withThreshold(out, encodeThreshold(th)); again != out {
+			t.Fatalf("rewriting is not idempotent: %q then %q", out, again)
+		}
+	})
+}
