@@ -153,8 +153,9 @@ func TestSummaries(t *testing.T) {
 		RuleConfig{Name: "redis-get", Match: MatchConfig{Kind: []string{"client"}, Operation: []string{"GET"}}, Probability: 1.0 / 16},
 		RuleConfig{Name: "health-logs", Match: MatchConfig{Signal: "logs", Body: map[string]any{"route": "/health"}}, Probability: 1.0 / 16},
 	)
-	cfg.Summaries.Interval = 5 * time.Millisecond
+	cfg.Summaries.Interval = time.Hour // intervals end by hand below, not by the clock
 	p := newPipeline(t, cfg, true)
+	s := sharedFor(t, cfg)
 	gen := newSpanGen(99)
 	const batches, perBatch = 40, 500
 	wantErrors := 0
@@ -181,7 +182,9 @@ func TestSummaries(t *testing.T) {
 		if err := p.logs.ConsumeLogs(context.Background(), ld); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond) // let some intervals end mid-run
+		if b%10 == 9 && b < batches-1 { // the last interval ends at shutdown
+			s.flushSummaries(context.Background())
+		}
 	}
 	p.shutdown(t) // flushes the last interval
 	p.traces, p.logs = nil, nil
@@ -192,6 +195,9 @@ func TestSummaries(t *testing.T) {
 	for _, s := range p.logRec.summaries {
 		if s["summary"] != true || s["service"] != "shop" {
 			t.Fatalf("bad summary %v", s)
+		}
+		if s["status"] != "error" && s["status"] != "unset" && s["status"] != "unspecified" {
+			t.Fatalf("bad status in %v", s)
 		}
 		rule := s["rule"].(string)
 		tt := got[rule]
@@ -229,8 +235,10 @@ func TestSummaries(t *testing.T) {
 	if durMin != float64(minDur)/1e6 || durMax != float64(maxDur)/1e6 {
 		t.Fatalf("duration min/max %v/%v ms, want %v/%v", durMin, durMax, float64(minDur)/1e6, float64(maxDur)/1e6)
 	}
-	if len(p.logRec.summaries) < 3 {
-		t.Fatalf("only %d summary records: intervals did not roll over", len(p.logRec.summaries))
+	// Four intervals (three ended by hand, the last by shutdown), each with a
+	// span group per status (error, unset) and a log group.
+	if len(p.logRec.summaries) != 4*3 {
+		t.Fatalf("%d summary records, want 12", len(p.logRec.summaries))
 	}
 }
 
