@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Both collectors get the same memory limit, the same batching towards the
+// sink (flush every second or at 1,000 events, at most 10,000 per request:
+// the sidecar's defaults) and no self-metrics, so the comparison is about
+// the data path.
+const (
+	benchToken      = "xaat-bench-0000"
+	memoryLimiter   = "  memory_limiter: {check_interval: 1s, limit_mib: 400, spike_limit_mib: 100}\n"
+	serviceSettings = "  telemetry: {metrics: {level: none}, logs: {level: warn}}\n"
+)
+
+// baselineSpanPercentage keeps the same share of spans as the sidecar's Redis
+// rule (all SERVER spans, 1% of Redis spans, plus errors ≈ 12.9%): stock
+// components have no per-operation sampling here, so the baseline samples
+// uniformly at the same volume and exports the same amount.
+const baselineSpanPercentage = 13
+
+// pipeline is one service pipeline of a config.
+type pipeline struct{ name, receivers, processors, exporters string }
+
+func service(pipes ...pipeline) string {
+	var b strings.Builder
+	b.WriteString("service:\n" + serviceSettings + "  pipelines:\n")
+	for _, p := range pipes {
+		fmt.Fprintf(&b, "    %s: {receivers: [%s], processors: [%s], exporters: [%s]}\n", p.name, p.receivers, p.processors, p.exporters)
+	}
+	return b.String()
+}
+
+// sidecarConfig is the sidecar's config for a scenario's inputs.
+func sidecarConfig(env *runEnv, in inputs) string {
+	var b strings.Builder
+	b.WriteString("receivers:\n")
+	if in.logs != "" {
+		b.WriteString("  stdout:\n")
+		switch in.logs {
+		case inputStdin:
+			b.WriteString("    stdin: {exit_on_eof: false}\n")
+		case inputFileJSON, inputFileCRI:
+			format := "cri"
+			if in.logs == inputFileJSON {
+				format = "raw"
+			}
+			fmt.Fprintf(&b, "    files: {include: [%q], format: %s, start_at: beginning, poll_interval: 200ms}\n", env.logFile, format)
+		case inputForward:
+			fmt.Fprintf(&b, "    forward: {endpoint: \"127.0.0.1:%d\"}\n", env.forwardPort)
+		}
+	}
+	if in.spans {
+		fmt.Fprintf(&b, "  otlp:\n    protocols:\n      grpc: {endpoint: \"127.0.0.1:%d\"}\n      http: {endpoint: \"127.0.0.1:%d\"}\n", env.grpcPort, env.httpPort)
+	}
+	b.WriteString("processors:\n" + memoryLimiter)
+	if in.spans {
+		b.WriteString(`  sampling:
+    always_keep: {errors: true}
+    rules:
+      - name: redis
+        match: {kind: [client], attributes: {db.system: redis}}
+        probability: 0.01
+`)
+	}
+	fmt.Fprintf(&b, "exporters:\n  axiom:\n    url: %s\n    token: %s\n    logs_dataset: logs\n    traces_dataset: traces\n", env.sinkURL, benchToken)
+	var pipes []pipeline
+	if in.logs != "" {
+		pipes = append(pipes, pipeline{"logs", "stdout", "memory_limiter", "axiom"})
+	}
+	if in.spans {
+		pipes = append(pipes, pipeline{"traces", "otlp", "memory_limiter, sampling", "axiom"})
+	}
+	b.WriteString(service(pipes...))
+	return b.String()
+}
+
+// jsonParser is what a user adds to file_log to turn pino lines into
+// structured records: fields as attributes, pino's epoch-ms time as the
+// timestamp, pino's numeric level as the severity.
+const jsonParser = `      - type: json_parser
+        parse_from: body
+        timestamp: {parse_from: attributes.time, layout_type: epoch, layout: ms}
+        severity:
+          parse_from: attributes.level
+          mapping: {trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60}
+`
+
+// sendingQueue mirrors the axiom exporter's default queue and batching.
+const sendingQueue = `    sending_queue:
+      enabled: true
+      sizer: items
+      queue_size: 50000
+      num_consumers: 4
+      batch: {flush_timeout: 1s, min_size: 1000, max_size: 10000}
+`
+
+// baselineConfig is the stock collector's config for the same inputs.
+func baselineConfig(env *runEnv, in inputs) string {
+	var b strings.Builder
+	b.WriteString("receivers:\n")
+	switch in.logs {
+	case inputStdin, inputFileJSON:
+		// No stock receiver reads stdin: file_log reads the same lines from a file.
+		fmt.Fprintf(&b, "  file_log:\n    include: [%q]\n    start_at: beginning\n    operators:\n%s", env.logFile, jsonParser)
+	case inputFileCRI:
+		fmt.Fprintf(&b, "  file_log:\n    include: [%q]\n    start_at: beginning\n    operators:\n      - type: container\n        format: containerd\n        add_metadata_from_filepath: false\n%s", env.logFile, jsonParser)
+	case inputForward:
+		fmt.Fprintf(&b, "  fluent_forward:\n    endpoint: \"127.0.0.1:%d\"\n", env.forwardPort)
+	}
+	if in.spans {
+		fmt.Fprintf(&b, "  otlp:\n    protocols:\n      grpc: {endpoint: \"127.0.0.1:%d\"}\n      http: {endpoint: \"127.0.0.1:%d\"}\n", env.grpcPort, env.httpPort)
+	}
+	b.WriteString("processors:\n" + memoryLimiter)
+	if in.spans {
+		fmt.Fprintf(&b, "  probabilistic_sampler: {sampling_percentage: %d}\n", baselineSpanPercentage)
+	}
+	b.WriteString("exporters:\n")
+	auth := fmt.Sprintf("    headers: {Authorization: \"Bearer %s\", X-Axiom-Dataset: %%s}\n", benchToken)
+	var pipes []pipeline
+	if in.logs != "" {
+		fmt.Fprintf(&b, "  otlp_http/logs:\n    logs_endpoint: %s/v1/logs\n", env.sinkURL)
+		fmt.Fprintf(&b, auth, "logs")
+		b.WriteString(sendingQueue)
+		recv := "file_log"
+		if in.logs == inputForward {
+			recv = "fluent_forward"
+		}
+		pipes = append(pipes, pipeline{"logs", recv, "memory_limiter", "otlp_http/logs"})
+	}
+	if in.spans {
+		fmt.Fprintf(&b, "  otlp_http/traces:\n    traces_endpoint: %s/v1/traces\n", env.sinkURL)
+		fmt.Fprintf(&b, auth, "traces")
+		b.WriteString(sendingQueue)
+		pipes = append(pipes, pipeline{"traces", "otlp", "memory_limiter, probabilistic_sampler", "otlp_http/traces"})
+	}
+	b.WriteString(service(pipes...))
+	return b.String()
+}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fluent/fluent-logger-golang/fluent"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/sidecarhq/sidecar/bench/internal/loadgen"
+)
+
+// maxBacklog bounds how far an as-fast-as-possible writer may run ahead of
+// what reached the sink, so "max" measures sustained throughput rather than
+// how big a file or pipe buffer can get.
+const maxBacklog = 2_000_000
+
+// tick is the pacing step of fixed-rate generators.
+const tick = 5 * time.Millisecond
+
+// feed drives one input for the duration of ctx. rate is events per second;
+// 0 means as fast as the collector takes them. Every accepted event is
+// added to sent.
+type feed func(ctx context.Context, env *runEnv, rate int, sent *atomic.Int64) error
+
+// lineFrame turns a pino line into what the transport carries.
+type lineFrame func(dst []byte, t time.Time, line []byte) []byte
+
+func plainLine(dst []byte, _ time.Time, line []byte) []byte { return append(dst, line...) }
+
+// writeLines writes pino lines to w, paced at rate or as fast as possible.
+func writeLines(ctx context.Context, w io.Writer, env *runEnv, rate int, frame lineFrame, sent *atomic.Int64) error {
+	gen := loadgen.NewPino(1)
+	if rate == 0 {
+		// A pre-built block keeps the generator's cost out of the way; its
+		// timestamps are stale, which only matters for latency (not measured here).
+		const blockLines = 20_000
+		var block, line []byte
+		now := time.Now()
+		for range blockLines {
+			line = gen.Append(line[:0], now)
+			block = frame(block, now, line)
+		}
+		for ctx.Err() == nil {
+			if sent.Load()-env.sunk() > maxBacklog {
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			if _, err := w.Write(block); err != nil {
+				return err
+			}
+			sent.Add(blockLines)
+		}
+		return nil
+	}
+	var buf, line []byte
+	start := time.Now()
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			n := int64(now.Sub(start).Seconds()*float64(rate)) - sent.Load()
+			buf = buf[:0]
+			for range n {
+				line = gen.Append(line[:0], now)
+				buf = frame(buf, now, line)
+			}
+			if n <= 0 {
+				continue
+			}
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			sent.Add(n)
+		}
+	}
+}
+
+// feedForward sends pino lines as the docker fluentd log driver does: one
+// Message-mode event per line, record {log, source, container_id, container_name}.
+func feedForward(ctx context.Context, env *runEnv, rate int, sent *atomic.Int64) error {
+	const clients = 2
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	perClient := rate / clients
+	for c := range clients {
+		wg.Go(func() {
+			errs <- forwardClient(ctx, env, perClient, uint64(c+1), sent)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func forwardClient(ctx context.Context, env *runEnv, rate int, seed uint64, sent *atomic.Int64) error {
+	f, err := fluent.New(fluent.Config{FluentHost: "127.0.0.1", FluentPort: env.forwardPort, SubSecondPrecision: true, Timeout: 5 * time.Second})
+	if err != nil {
+		return fmt.Errorf("fluent client: %w", err)
+	}
+	defer f.Close()
+	gen := loadgen.NewPino(seed)
+	var line []byte
+	record := map[string]string{"source": "stdout", "container_id": "4f3a2b9c1d7e", "container_name": "/api"}
+	post := func(now time.Time) error {
+		line = gen.Append(line[:0], now)
+		record["log"] = string(line[:len(line)-1])
+		if err := f.PostWithTime("docker.api", now, record); err != nil {
+			return err
+		}
+		sent.Add(1)
+		return nil
+	}
+	if rate == 0 {
+		for ctx.Err() == nil {
+			if sent.Load()-env.sunk() > maxBacklog {
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			if err := post(time.Now()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	start := time.Now()
+	var mine int64
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			for ; mine < int64(now.Sub(start).Seconds()*float64(rate)); mine++ {
+				if err := post(now); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// requestsPerExport is how many requests' spans one export carries: 56
+// requests × 9 spans = 504, near the JS SDK's 512-span export batches.
+const requestsPerExport = 56
+
+// spanExporter sends one export request and reports whether it was accepted.
+type spanExporter func(ctx context.Context, td ptrace.Traces, body []byte) error
+
+// feedSpans sends OTLP span batches with `senders` concurrent exporters.
+func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.Int64) error {
+	const senders = 4
+	spansPerExport := int64(requestsPerExport * loadgen.SpansPerRequest)
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	if rate == 0 {
+		// Pre-built requests keep the generator out of the way.
+		gen := loadgen.NewSpans(7)
+		var reqs []ptrace.Traces
+		var bodies [][]byte
+		for range 32 {
+			td := gen.Requests(requestsPerExport, time.Now())
+			b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+			if err != nil {
+				return err
+			}
+			reqs, bodies = append(reqs, td), append(bodies, b)
+		}
+		for s := range senders {
+			wg.Go(func() {
+				for i := s; ctx.Err() == nil; i++ {
+					k := i % len(reqs)
+					if err := export(ctx, reqs[k], bodies[k]); err != nil {
+						if ctx.Err() == nil {
+							firstErr.CompareAndSwap(nil, err)
+							time.Sleep(10 * time.Millisecond) // refused (backpressure): back off briefly
+						}
+						continue
+					}
+					sent.Add(spansPerExport)
+				}
+			})
+		}
+		wg.Wait()
+		return nil
+	}
+	// Fixed rate: one ticker builds fresh requests stamped now; senders export them.
+	work := make(chan ptrace.Traces, 64)
+	for range senders {
+		wg.Go(func() {
+			for td := range work {
+				b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+				if err == nil {
+					err = export(ctx, td, b)
+				}
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					continue
+				}
+				sent.Add(int64(td.SpanCount()))
+			}
+		})
+	}
+	gen := loadgen.NewSpans(7)
+	start := time.Now()
+	var requests int64
+	t := time.NewTicker(tick)
+	defer t.Stop()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case now := <-t.C:
+			due := int64(now.Sub(start).Seconds()*float64(rate)) / loadgen.SpansPerRequest
+			for requests < due {
+				n := int(min(due-requests, requestsPerExport))
+				select {
+				case work <- gen.Requests(n, time.Now()):
+				case <-ctx.Done():
+					break loop
+				}
+				requests += int64(n)
+			}
+		}
+	}
+	close(work)
+	wg.Wait()
+	return nil
+}
+
+func httpSpanExporter(endpoint string) spanExporter {
+	client := &http.Client{Timeout: 10 * time.Second}
+	return func(ctx context.Context, _ ptrace.Traces, body []byte) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+endpoint+"/v1/traces", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("OTLP HTTP: %s", resp.Status)
+		}
+		return nil
+	}
+}
+
+func grpcSpanExporter(endpoint string) (spanExporter, func(), error) {
+	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, nil, err
+	}
+	client := ptraceotlp.NewGRPCClient(conn)
+	return func(ctx context.Context, td ptrace.Traces, _ []byte) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err := client.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
+		return err
+	}, func() { _ = conn.Close() }, nil
+}

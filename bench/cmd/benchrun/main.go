@@ -1,0 +1,113 @@
+// Command benchrun runs the sidecar-vs-stock-collector benchmarks: for each
+// scenario and each collector it starts a fresh sink and a fresh collector
+// pinned to one core, offers the same load, samples CPU, RSS and what
+// reached the sink, and writes results.json, one CSV time series per run
+// and RESULTS.md. bench/run.sh builds everything and calls it.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+type options struct {
+	sidecarBin, baselineBin, sinkBin string
+	out, report                      string
+	duration                         time.Duration
+	settle                           time.Duration
+	logRate, spanRate, mixedRPS      int
+	cpu                              string
+	only                             map[string]bool
+	command                          string
+}
+
+func main() {
+	var o options
+	var only string
+	flag.StringVar(&o.sidecarBin, "sidecar", "", "sidecar binary")
+	flag.StringVar(&o.baselineBin, "baseline", "", "stock collector binary (bench/baseline)")
+	flag.StringVar(&o.sinkBin, "sink", "", "benchsink binary")
+	flag.StringVar(&o.out, "out", "bench/results", "directory for results.json, CSV series, collector logs and plots")
+	flag.StringVar(&o.report, "report", "bench/RESULTS.md", "where the Markdown report goes")
+	flag.DurationVar(&o.duration, "duration", 12*time.Second, "load time per phase")
+	flag.DurationVar(&o.settle, "settle", 3*time.Second, "idle time after start, before idle RSS is read")
+	flag.IntVar(&o.logRate, "log-rate", 20_000, "lines/s of the fixed-rate log phases")
+	flag.IntVar(&o.spanRate, "span-rate", 20_000, "spans/s of the fixed-rate span phases")
+	flag.IntVar(&o.mixedRPS, "mixed-rps", 10_000, "requests/s of the mixed scenario")
+	flag.StringVar(&o.cpu, "cpu", "1", "CPU list the collectors are pinned to (taskset -c); empty: no pinning")
+	flag.StringVar(&only, "scenarios", "", "comma-separated scenario names (default: all)")
+	flag.StringVar(&o.command, "command", strings.Join(os.Args, " "), "command line recorded in RESULTS.md")
+	flag.Parse()
+	if only != "" {
+		o.only = map[string]bool{}
+		for _, s := range strings.Split(only, ",") {
+			o.only[strings.TrimSpace(s)] = true
+		}
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	if o.sidecarBin == "" || o.baselineBin == "" || o.sinkBin == "" {
+		return fmt.Errorf("-sidecar, -baseline and -sink are required")
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	started := time.Now().UTC()
+	sidecarHas, err := componentTypes(o.sidecarBin)
+	if err != nil {
+		return fmt.Errorf("sidecar components: %w", err)
+	}
+	var results []result
+	save := func() error {
+		return writeJSON(filepath.Join(o.out, "results.json"), results)
+	}
+	for _, sc := range scenarios(o) {
+		if o.only != nil && !o.only[sc.name] {
+			continue
+		}
+		phases := []string{phaseFixed, phaseMax}
+		if sc.fixedOnly {
+			phases = phases[:1]
+		}
+		for _, coll := range []string{collSidecar, collBaseline} {
+			for _, ph := range phases {
+				var r result
+				if missing := missingTypes(sidecarHas, sc.needs); coll == collSidecar && missing != "" {
+					r = result{Scenario: sc.name, Collector: coll, Phase: ph, Skipped: "sidecar lacks component " + missing}
+				} else {
+					fmt.Fprintf(os.Stderr, "== %s / %s / %s\n", sc.name, coll, ph)
+					r = runOne(o, sc, coll, ph)
+				}
+				if r.Skipped != "" {
+					fmt.Fprintf(os.Stderr, "   skipped: %s\n", r.Skipped)
+				} else {
+					fmt.Fprintf(os.Stderr, "   %s\n", r.summary())
+				}
+				results = append(results, r)
+				if err := save(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return writeReport(o, started, results)
+}
+
+func missingTypes(have map[string]bool, need []string) string {
+	var miss []string
+	for _, n := range need {
+		if !have[n] {
+			miss = append(miss, n)
+		}
+	}
+	return strings.Join(miss, ", ")
+}

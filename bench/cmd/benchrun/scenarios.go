@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sidecarhq/sidecar/bench/internal/loadgen"
+)
+
+// Log inputs a scenario can use.
+const (
+	inputStdin    = "stdin"     // pino lines on the collector's stdin
+	inputFileJSON = "file-json" // pino lines appended to a file
+	inputFileCRI  = "file-cri"  // pino lines in CRI framing appended to a file
+	inputForward  = "forward"   // Fluent Forward, docker fluentd driver style
+)
+
+// inputs is what one collector receives in a scenario.
+type inputs struct {
+	logs  string // one of the input* constants, or ""
+	spans bool   // OTLP spans
+}
+
+// scenario is one benchmark: the same load offered to each collector.
+type scenario struct {
+	name, title string
+	// sidecar and baseline are the inputs each collector reads; they differ
+	// only where the baseline has no equivalent (stdin).
+	sidecar, baseline inputs
+	// needs lists the sidecar component types the scenario uses.
+	needs []string
+	// fixedRate is the events/s of the fixed-rate phase; fixedOnly skips
+	// the max-throughput phase.
+	fixedRate int
+	fixedOnly bool
+	// load offers the load; rate 0 means as fast as possible.
+	load func(ctx context.Context, env *runEnv, in inputs, rate int, sent *atomic.Int64) error
+	note string
+}
+
+func scenarios(o options) []scenario {
+	return []scenario{
+		{
+			name: "logs-stdin", title: "pino logs via stdin",
+			sidecar: inputs{logs: inputStdin}, baseline: inputs{logs: inputFileJSON},
+			needs: []string{"stdout"}, fixedRate: o.logRate, load: loadLogs,
+			note: "No stock receiver reads stdin: the baseline's file_log + json_parser reads the same lines from a file.",
+		},
+		{
+			name: "logs-file", title: "pino logs tailed from a CRI container log file",
+			sidecar: inputs{logs: inputFileCRI}, baseline: inputs{logs: inputFileCRI},
+			needs: []string{"stdout"}, fixedRate: o.logRate, load: loadLogs,
+			note: "Baseline: file_log + container (containerd) + json_parser operators.",
+		},
+		{
+			name: "spans-http", title: "OTLP/HTTP spans, Redis rule at 1%",
+			sidecar: inputs{spans: true}, baseline: inputs{spans: true},
+			needs: []string{"sampling"}, fixedRate: o.spanRate, load: loadSpansHTTP,
+			note: "Baseline: probabilistic_sampler at 13% (the same kept volume; no per-operation rule exists in stock components at v0.165.1 here).",
+		},
+		{
+			name: "spans-grpc", title: "OTLP/gRPC spans, Redis rule at 1%",
+			sidecar: inputs{spans: true}, baseline: inputs{spans: true},
+			needs: []string{"sampling"}, fixedRate: o.spanRate, load: loadSpansGRPC,
+			note: "As spans-http, over gRPC.",
+		},
+		{
+			name: "logs-forward", title: "pino logs via Fluent Forward (docker fluentd driver style)",
+			sidecar: inputs{logs: inputForward}, baseline: inputs{logs: inputForward},
+			needs: []string{"stdout"}, fixedRate: o.logRate, load: loadLogs,
+			note: "Baseline: fluent_forward; it cannot parse the JSON in `log` (no operators, transform is unavailable), so it does less work.",
+		},
+		{
+			name: "mixed", title: "a 10k req/s service: 2 log lines and 9 spans per request",
+			sidecar: inputs{logs: inputStdin, spans: true}, baseline: inputs{logs: inputFileJSON, spans: true},
+			needs: []string{"stdout", "sampling"}, fixedRate: o.mixedRPS * (2 + loadgen.SpansPerRequest), fixedOnly: true, load: loadMixed(o.mixedRPS),
+			note: "Fixed rate only. Logs via stdin (baseline: file_log from a file), spans via OTLP/gRPC.",
+		},
+	}
+}
+
+// loadLogs offers pino lines on the collector's log input.
+func loadLogs(ctx context.Context, env *runEnv, in inputs, rate int, sent *atomic.Int64) error {
+	switch in.logs {
+	case inputStdin:
+		return writeLines(ctx, env.stdin, env, rate, plainLine, sent)
+	case inputFileJSON, inputFileCRI:
+		f, err := os.OpenFile(env.logFile, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		frame := plainLine
+		if in.logs == inputFileCRI {
+			frame = loadgen.AppendCRI
+		}
+		return writeLines(ctx, f, env, rate, frame, sent)
+	case inputForward:
+		return feedForward(ctx, env, rate, sent)
+	}
+	return nil
+}
+
+func loadSpansHTTP(ctx context.Context, env *runEnv, _ inputs, rate int, sent *atomic.Int64) error {
+	return feedSpans(ctx, rate, httpSpanExporter(env.httpEndpoint()), sent)
+}
+
+func loadSpansGRPC(ctx context.Context, env *runEnv, _ inputs, rate int, sent *atomic.Int64) error {
+	export, closeConn, err := grpcSpanExporter(env.grpcEndpoint())
+	if err != nil {
+		return err
+	}
+	defer closeConn()
+	return feedSpans(ctx, rate, export, sent)
+}
+
+// loadMixed offers rps requests/s worth of logs (2 lines each) and spans.
+func loadMixed(rps int) func(ctx context.Context, env *runEnv, in inputs, rate int, sent *atomic.Int64) error {
+	return func(ctx context.Context, env *runEnv, in inputs, _ int, sent *atomic.Int64) error {
+		var wg sync.WaitGroup
+		var logErr, spanErr error
+		wg.Go(func() { logErr = loadLogs(ctx, env, in, 2*rps, &env.sentLogs) })
+		wg.Go(func() { spanErr = loadSpansGRPC(ctx, env, in, rps*loadgen.SpansPerRequest, &env.sentSpans) })
+		// Sum both into sent while they run.
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				sent.Store(env.sentLogs.Load() + env.sentSpans.Load())
+				if logErr != nil {
+					return logErr
+				}
+				return spanErr
+			case <-t.C:
+				sent.Store(env.sentLogs.Load() + env.sentSpans.Load())
+			}
+		}
+	}
+}
