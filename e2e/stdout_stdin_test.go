@@ -14,8 +14,9 @@ import (
 )
 
 // stdinConfig runs the stdout receiver on stdin into the axiom exporter;
-// stdin is the YAML of the stdin section.
-func stdinConfig(url, stdin string) string {
+// stdin is the YAML of the stdin section, exporterExtra more YAML for the
+// exporter (indented by 4 spaces).
+func stdinConfig(url, stdin string, exporterExtra ...string) string {
 	return fmt.Sprintf(`
 receivers:
   stdout:
@@ -26,13 +27,14 @@ exporters:
     token: %s
     logs_dataset: app-logs
     traces_dataset: app-traces
+%s
 service:
   pipelines:
     logs: {receivers: [stdout], exporters: [axiom]}
     traces: {receivers: [stdout], exporters: [axiom]}
   telemetry:
     metrics: {level: none}
-`, stdin, url, testToken)
+`, stdin, url, testToken, strings.Join(exporterExtra, "\n"))
 }
 
 // pinoLogger writes lines the way pino does: the fixed prefix
@@ -251,5 +253,53 @@ func TestStdinStaysUpWithoutExitOnEOF(t *testing.T) {
 	}
 	if n := fake.EventCount("app-logs"); n != 2 {
 		t.Fatalf("%d events, want 2", n)
+	}
+}
+
+// When the pipeline refuses data (here: the exporter's queue is full while
+// Axiom answers slowly) the receiver stops reading stdin and retries instead
+// of dropping: every line still arrives exactly once.
+func TestStdinBackpressureLosesNothing(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	slow := make([]axiomtest.Fault, 4)
+	for i := range slow {
+		slow[i] = axiomtest.Slow(time.Second)
+	}
+	fake.Fail("app-logs", slow...)
+	queue := `    sending_queue:
+      queue_size: 5000
+      num_consumers: 1
+      block_on_overflow: false`
+	s := StartSidecar(t, stdinConfig(fake.URL(), "{}", queue), WithStdin())
+	w := bufio.NewWriter(s.Stdin)
+	app := &pinoLogger{w: w, pid: 1, hostname: "h", clock: 1764504000000}
+	const n = 30000
+	for i := range n {
+		app.log(30, map[string]any{"seq": i}, "work")
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, err := s.Wait(120 * time.Second)
+	if err != nil || code != 0 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	events := fake.Events("app-logs")
+	seen := make(map[string]bool, n)
+	for _, ev := range events {
+		seq := fmt.Sprint(ev["seq"])
+		if seen[seq] {
+			t.Fatalf("line %s arrived twice", seq)
+		}
+		seen[seq] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("%d distinct lines arrived, want %d", len(seen), n)
+	}
+	if !strings.Contains(s.Logs(), "pipeline refused records; pausing the source") {
+		t.Fatalf("the queue never refused: the test did not exercise flow control")
 	}
 }
