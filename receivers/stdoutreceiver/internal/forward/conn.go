@@ -106,11 +106,18 @@ func (c *conn) finish() error {
 	return c.flush()
 }
 
-// frameDone is called after a frame was read completely.
-func (c *conn) frameDone(chunk string) {
-	if chunk != "" {
-		c.acks = append(c.acks, chunk)
+// frameDone is called after a frame was read completely. Acks are owed
+// until the next flush; a client that pipelines many frames without
+// records gets them after maxBatchLines frames at the latest.
+func (c *conn) frameDone(chunk string) error {
+	if chunk == "" {
+		return nil
 	}
+	c.acks = append(c.acks, chunk)
+	if len(c.acks) >= maxBatchLines {
+		return c.flush()
+	}
+	return nil
 }
 
 // handleRecord turns a decoded record, whose line is arena[rec.mark:], into

@@ -17,12 +17,13 @@ import (
 // frame is decoded as a stream, so only these values are ever held whole.
 const (
 	readBufferSize = 64 << 10
-	maxDepth       = 32      // nesting of values we skip
-	maxTagBytes    = 1 << 10 // a tag longer than this is a bad frame
-	maxKeyBytes    = 256     // record keys longer than this are skipped
-	maxAttrBytes   = 4 << 10 // attribute values longer than this are skipped
-	maxExtraAttrs  = 16      // further string fields of a record are ignored
-	maxChunkBytes  = 1 << 10 // the ack id
+	maxDepth       = 32       // nesting of values we skip
+	maxTagBytes    = 1 << 10  // a tag longer than this is a bad frame
+	maxKeyBytes    = 256      // record keys longer than this are skipped
+	maxAttrBytes   = 4 << 10  // attribute values longer than this are skipped
+	maxScratch     = 64 << 10 // a record's attribute bytes (repeated keys count)
+	maxExtraAttrs  = 16       // further string fields of a record are ignored
+	maxChunkBytes  = 1 << 10  // the ack id
 )
 
 // errBadFrame wraps every decoding error that ends a connection.
@@ -112,8 +113,7 @@ func (c *conn) readFrame() error {
 			return err
 		}
 	}
-	c.frameDone(chunk)
-	return nil
+	return c.frameDone(chunk)
 }
 
 // readTag reads the frame's tag, reusing the previous string when it is the
@@ -469,7 +469,7 @@ func (c *conn) readAttrValue(r *msgp.Reader, rec *record) (s span, ok bool, err 
 	if err != nil {
 		return s, false, badFrame("%v", err)
 	}
-	if n > maxAttrBytes {
+	if n > maxAttrBytes || len(rec.scratch)+int(n) > maxScratch {
 		if _, err := r.R.Skip(int(n)); err != nil {
 			return s, false, badFrame("%v", err)
 		}

@@ -705,3 +705,34 @@ func TestConfigValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Repeated keys must not make a record's attribute buffer grow without
+// bound: a hostile record repeating container_name is still one line.
+func TestRepeatedKeysBounded(t *testing.T) {
+	col := newCollector()
+	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{}, col.sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const repeats = 1000
+	b := msgp.AppendArrayHeader(nil, 3)
+	b = msgp.AppendString(b, "t")
+	b = msgp.AppendInt(b, 1)
+	b = msgp.AppendMapHeader(b, repeats+1)
+	for range repeats {
+		b = msgp.AppendString(b, "container_name")
+		b = msgp.AppendString(b, strings.Repeat("n", 4000))
+	}
+	b = msgp.AppendString(b, "log")
+	b = msgp.AppendString(b, "still here")
+	c := newConn(s, bytes.NewReader(b), io.Discard)
+	if err := c.serve(); err != nil {
+		t.Fatal(err)
+	}
+	if got := col.snapshot(); len(got) != 1 || got[0].Data != "still here" {
+		t.Fatalf("lines %v", got)
+	}
+	if cap(c.rec.scratch) > 2*maxScratch {
+		t.Fatalf("record scratch grew to %d bytes", cap(c.rec.scratch))
+	}
+}
