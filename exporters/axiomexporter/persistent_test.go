@@ -1,0 +1,103 @@
+package axiomexporter
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
+)
+
+// storageHost offers one file_storage extension to the exporter.
+type storageHost struct {
+	component.Host
+	extensions map[component.ID]component.Component
+}
+
+func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.extensions }
+
+func startFileStorage(t *testing.T, dir string) (storageHost, component.ID) {
+	t.Helper()
+	f := filestorage.NewFactory()
+	cfg := f.CreateDefaultConfig().(*filestorage.Config)
+	cfg.Directory = dir
+	cfg.Compaction.Directory = dir
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	id := component.NewID(f.Type())
+	return storageHost{Host: componenttest.NewNopHost(), extensions: map[component.ID]component.Component{id: ext}}, id
+}
+
+// closedURL is an http URL on which nothing listens.
+func closedURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	return url
+}
+
+// startPersistentLogs starts a logs exporter whose queue lives in dir; stop
+// shuts the exporter and then the storage down.
+func startPersistentLogs(t *testing.T, url, dir string) (exp exporter.Logs, stop func()) {
+	t.Helper()
+	host, storageID := startFileStorage(t, dir)
+	cfg := testConfig(url)
+	cfg.QueueConfig = NewFactory().CreateDefaultConfig().(*Config).QueueConfig
+	cfg.QueueConfig.Get().StorageID = &storageID
+	cfg.QueueConfig.Get().Batch.Get().FlushTimeout = 10 * time.Millisecond
+	cfg.RetryConfig.InitialInterval = time.Hour // failed data waits in the queue
+	cfg.ShutdownTimeout = 100 * time.Millisecond
+	set := newHarness().set
+	set.ID = component.NewID(componentType) // the queue's storage key: same as the previous "process"
+	exp, err := NewFactory().CreateLogs(context.Background(), set, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Start(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+	return exp, func() {
+		_ = exp.Shutdown(context.Background()) // reports the undelivered data
+		for _, ext := range host.extensions {
+			if err := ext.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// With sending_queue.storage, what Axiom did not take before shutdown is
+// sent by the next process.
+func TestPersistentQueueSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	exp, stop := startPersistentLogs(t, closedURL(t), dir) // Axiom unreachable
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(15)); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+
+	srv := axiomtest.NewForTest(t)
+	_, stop = startPersistentLogs(t, srv.URL(), dir)
+	defer stop()
+	if err := srv.WaitEvents(logsDS, 15, waitWindow); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.EventCount(logsDS); n != 15 {
+		t.Errorf("got %d events after restart, want 15", n)
+	}
+}
