@@ -21,8 +21,9 @@ import (
 const fwdContainerID = "9f3c2b1a0e8d7c6b5a4938271605f4e3d2c1b0a99887766554433221100ffeed"
 
 // forwardConfig runs the stdout receiver with only its Fluent Forward
-// transport, on TCP addr and the unix socket sock.
-func forwardConfig(addr, sock, url string) string {
+// transport, on TCP addr and the unix socket sock; exporterExtra is YAML
+// added to the axiom exporter's settings (indented by 4 spaces).
+func forwardConfig(addr, sock, url string, exporterExtra ...string) string {
 	return fmt.Sprintf(`
 receivers:
   stdout:
@@ -35,12 +36,13 @@ exporters:
     token: %s
     logs_dataset: app-logs
     traces_dataset: app-traces
+%s
 service:
   pipelines:
     logs: {receivers: [stdout], exporters: [axiom]}
   telemetry:
     metrics: {level: none}
-`, addr, sock, url, testToken)
+`, addr, sock, url, testToken, strings.Join(exporterExtra, "\n"))
 }
 
 // socketPath returns a unix socket path short enough for sun_path, in a
@@ -289,5 +291,52 @@ func TestStdoutForwardAddsECSMetadata(t *testing.T) {
 	})
 	if hits.Load() != 1 {
 		t.Errorf("task metadata read %d times, want once", hits.Load())
+	}
+}
+
+// While the pipeline refuses data (Axiom slow, exporter queue full), the
+// sidecar stops reading the connection: a synchronous client's writes block
+// (TCP backpressure, as the docker driver sees it) and every line still
+// arrives exactly once.
+func TestStdoutForwardBackpressureLosesNothing(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	slow := make([]axiomtest.Fault, 4)
+	for i := range slow {
+		slow[i] = axiomtest.Slow(time.Second)
+	}
+	fake.Fail("app-logs", slow...)
+	queue := `    sending_queue:
+      queue_size: 5000
+      num_consumers: 1
+      block_on_overflow: false`
+	addr, sock := FreeAddr(t), socketPath(t)
+	s := StartSidecar(t, forwardConfig(addr, sock, fake.URL(), queue))
+	s.WaitListening(t, addr)
+	host, portStr, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portStr)
+	// Synchronous and without acks, as docker's driver runs by default: a
+	// Post returns once its bytes are written to the socket.
+	logger, err := fluent.New(fluent.Config{FluentHost: host, FluentPort: port, Timeout: 10 * time.Second, SubSecondPrecision: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30000
+	postLines(t, logger, "bp", n)
+	if err := logger.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.WaitEvents("app-logs", n+1, 90*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	events := fake.Events("app-logs")
+	if len(events) != n+1 {
+		t.Fatalf("%d events, want %d", len(events), n+1)
+	}
+	checkForwardEvents(t, events, "bp", n, nil)
+	if !strings.Contains(s.Logs(), "pipeline refused records; pausing the source") {
+		t.Fatal("the queue never refused: the test did not exercise flow control")
 	}
 }
