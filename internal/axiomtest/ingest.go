@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,14 +44,14 @@ type failure struct {
 	Error     string `json:"error"`
 }
 
-func (s *Server) serveIngest(w http.ResponseWriter, r *http.Request, ds string, rejectFirst int) result {
+func (s *Server) serveIngest(r *http.Request, ds string, rejectFirst int) (answer, result) {
 	in, err := parseIngestRequest(r, rejectFirst)
 	if err != nil {
-		return writeBodyError(w, err)
+		return bodyErrorAnswer(err), result{}
 	}
 	body, err := readBody(r)
 	if err != nil {
-		return writeBodyError(w, err)
+		return bodyErrorAnswer(err), result{}
 	}
 	defer putBuffer(body)
 
@@ -66,21 +65,10 @@ func (s *Server) serveIngest(w http.ResponseWriter, r *http.Request, ds string, 
 		res, failures, err = in.decode(body.Bytes(), s.cfg.maxEvents)
 	}
 	if err != nil {
-		return writeBodyError(w, err)
+		return bodyErrorAnswer(err), result{}
 	}
 	res.bytes = int64(body.Len())
-	writeIngestStatus(w, res.events, failures, res.bytes+int64(in.labelsBytes))
-	return res
-}
-
-func writeBodyError(w http.ResponseWriter, err error) result {
-	var be *bodyError
-	if errors.As(err, &be) {
-		writeMessage(w, be.status, be.msg)
-	} else {
-		writeMessage(w, http.StatusBadRequest, err.Error())
-	}
-	return result{}
+	return ingestStatus(res.events, failures, res.bytes+int64(in.labelsBytes)), res
 }
 
 func parseIngestRequest(r *http.Request, rejectFirst int) (*ingestRequest, error) {
@@ -323,8 +311,8 @@ func (in *ingestRequest) countCSV(body []byte) (int, error) {
 	return n, nil
 }
 
-// writeIngestStatus answers 200 with Axiom's IngestStatus.
-func writeIngestStatus(w http.ResponseWriter, ingested int, failures []failure, processedBytes int64) {
+// ingestStatus is the 200 answer with Axiom's IngestStatus.
+func ingestStatus(ingested int, failures []failure, processedBytes int64) answer {
 	b := make([]byte, 0, 128)
 	b = append(b, `{"ingested":`...)
 	b = strconv.AppendInt(b, int64(ingested), 10)
@@ -342,7 +330,5 @@ func writeIngestStatus(w http.ResponseWriter, ingested int, failures []failure, 
 	b = append(b, `,"blocksCreated":0,"walLength":`...)
 	b = strconv.AppendInt(b, int64(ingested), 10)
 	b = append(b, '}')
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	return jsonAnswer(http.StatusOK, b)
 }

@@ -10,15 +10,14 @@ import (
 )
 
 // serveOTLP accepts an OTLP/HTTP export of traces or logs, protobuf or JSON.
-func (s *Server) serveOTLP(w http.ResponseWriter, r *http.Request, rt route, ds string) result {
+func (s *Server) serveOTLP(r *http.Request, rt route) (answer, result) {
 	mt := mediaType(r.Header)
 	if mt != "application/x-protobuf" && mt != "application/json" {
-		writeMessage(w, http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported content type %q (use application/x-protobuf or application/json)", mt))
-		return result{}
+		return messageAnswer(http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported content type %q (use application/x-protobuf or application/json)", mt)), result{}
 	}
 	body, err := readBody(r)
 	if err != nil {
-		return writeBodyError(w, err)
+		return bodyErrorAnswer(err), result{}
 	}
 	defer putBuffer(body)
 
@@ -28,8 +27,7 @@ func (s *Server) serveOTLP(w http.ResponseWriter, r *http.Request, rt route, ds 
 		// field 1 resource items, their field 2 scope items, their field 2 the records.
 		n, err := countProtoRecords(body.Bytes(), 3)
 		if err != nil {
-			writeMessage(w, http.StatusBadRequest, "invalid OTLP protobuf: "+err.Error())
-			return result{}
+			return messageAnswer(http.StatusBadRequest, "invalid OTLP protobuf: "+err.Error()), result{}
 		}
 		if rt == routeTraces {
 			res.spans = n
@@ -39,8 +37,7 @@ func (s *Server) serveOTLP(w http.ResponseWriter, r *http.Request, rt route, ds 
 	} else if rt == routeTraces {
 		td, err := unmarshalTraces(mt, body.Bytes())
 		if err != nil {
-			writeMessage(w, http.StatusBadRequest, "invalid OTLP traces: "+err.Error())
-			return result{}
+			return messageAnswer(http.StatusBadRequest, "invalid OTLP traces: "+err.Error()), result{}
 		}
 		res.spans = td.SpanCount()
 		if !s.cfg.countOnly {
@@ -49,8 +46,7 @@ func (s *Server) serveOTLP(w http.ResponseWriter, r *http.Request, rt route, ds 
 	} else {
 		ld, err := unmarshalLogs(mt, body.Bytes())
 		if err != nil {
-			writeMessage(w, http.StatusBadRequest, "invalid OTLP logs: "+err.Error())
-			return result{}
+			return messageAnswer(http.StatusBadRequest, "invalid OTLP logs: "+err.Error()), result{}
 		}
 		res.logRecords = ld.LogRecordCount()
 		if !s.cfg.countOnly {
@@ -58,12 +54,11 @@ func (s *Server) serveOTLP(w http.ResponseWriter, r *http.Request, rt route, ds 
 		}
 	}
 	// An empty Export*ServiceResponse: zero bytes in protobuf, {} in JSON.
-	w.Header().Set("Content-Type", mt)
-	w.WriteHeader(http.StatusOK)
+	a := answer{status: http.StatusOK, header: http.Header{"Content-Type": {mt}}}
 	if mt == "application/json" {
-		_, _ = w.Write([]byte("{}"))
+		a.body = []byte("{}")
 	}
-	return res
+	return a, res
 }
 
 func unmarshalTraces(mt string, b []byte) (ptrace.Traces, error) {

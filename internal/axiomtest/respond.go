@@ -3,26 +3,52 @@ package axiomtest
 import (
 	"encoding/hex"
 	"encoding/json"
-	"io"
+	"errors"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
 )
 
-// writeError answers like Axiom's API errors: {"code":N,"message":"..."}.
-func writeError(w http.ResponseWriter, code int, message string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = io.WriteString(w, `{"code":`+strconv.Itoa(code)+`,"message":`+quote(message)+"}")
+// answer is a complete response. Routes build it and serveAPI records the
+// request before sending it, so a client never sees an answer that
+// Requests, Events or Stats do not reflect yet.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
 }
 
-// writeMessage answers with the minimal error shape {"message":"..."} that
-// Axiom's ingest service uses for bad payloads.
-func writeMessage(w http.ResponseWriter, code int, message string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = io.WriteString(w, `{"message":`+quote(message)+"}")
+func (a answer) write(w http.ResponseWriter) {
+	for k, vs := range a.header {
+		w.Header()[k] = append([]string(nil), vs...)
+	}
+	w.WriteHeader(a.status)
+	_, _ = w.Write(a.body)
+}
+
+func jsonAnswer(code int, body []byte) answer {
+	return answer{status: code, header: http.Header{"Content-Type": {"application/json"}}, body: body}
+}
+
+// errorAnswer is Axiom's API error shape: {"code":N,"message":"..."}.
+func errorAnswer(code int, message string) answer {
+	return jsonAnswer(code, []byte(`{"code":`+strconv.Itoa(code)+`,"message":`+quote(message)+"}"))
+}
+
+// messageAnswer is the minimal error shape {"message":"..."} that Axiom's
+// ingest service uses for bad payloads.
+func messageAnswer(code int, message string) answer {
+	return jsonAnswer(code, []byte(`{"message":`+quote(message)+"}"))
+}
+
+// bodyErrorAnswer answers a refused request body.
+func bodyErrorAnswer(err error) answer {
+	var be *bodyError
+	if errors.As(err, &be) {
+		return messageAnswer(be.status, be.msg)
+	}
+	return messageAnswer(http.StatusBadRequest, err.Error())
 }
 
 func quote(s string) string {
@@ -30,21 +56,16 @@ func quote(s string) string {
 	return string(b)
 }
 
-func writeFault(w http.ResponseWriter, f Fault) {
-	for k, vs := range f.Header {
-		w.Header()[k] = append([]string(nil), vs...)
-	}
-	w.WriteHeader(f.Status)
-	_, _ = io.WriteString(w, f.Body)
+func faultAnswer(f Fault) answer {
+	return answer{status: f.Status, header: f.Header, body: []byte(f.Body)}
 }
 
-// resetConnection reads the request, then closes the TCP connection with
-// SO_LINGER 0 so the client sees a reset, not an orderly EOF.
-func resetConnection(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.Copy(io.Discard, r.Body)
+// dropConnection closes the TCP connection with SO_LINGER 0, so the client
+// sees a reset rather than an orderly EOF, and net/http writes no answer.
+func dropConnection(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
-		panic("axiomtest: connection cannot be hijacked for a reset")
+		panic("axiomtest: connection cannot be hijacked")
 	}
 	conn, _, err := hj.Hijack()
 	if err != nil {

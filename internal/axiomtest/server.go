@@ -9,6 +9,7 @@ package axiomtest
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -230,10 +231,8 @@ func otlpDataset(rt route, h http.Header) string {
 }
 
 // serveAPI validates a request in Axiom's order (route, method, scripted
-// fault, auth, dataset) and hands it to the route's handler.
+// fault, auth, dataset), hands it to the route, records it and answers.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
-	rec := &recorder{ResponseWriter: w}
-	rec.Header().Set("X-Axiom-Trace-Id", newTraceID())
 	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Received: time.Now()}
 	rt, ds := parseRoute(r.URL.Path)
 	if rt == routeTraces || rt == routeLogs || rt == routeMetrics {
@@ -245,20 +244,30 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	fault, faulted := s.faults.next(ds)
 	s.mu.Unlock()
 
-	var res result
+	var (
+		ans answer
+		res result
+	)
 	switch {
-	case faulted && !s.wait(r, fault.Delay):
-		res = result{} // client gone or server closing: nothing was answered
+	case faulted && !s.wait(r, fault.Delay): // client gone or server closing
+		s.record(req, res)
+		dropConnection(w)
+		return
 	case faulted && fault.Reset:
-		resetConnection(w, r)
+		_, _ = io.Copy(io.Discard, r.Body)
+		s.record(req, res)
+		dropConnection(w)
+		return
 	case faulted && fault.Status != 0:
-		writeFault(rec, fault)
+		ans = faultAnswer(fault)
 	default:
-		res = s.serveRoute(rec, r, rt, ds, fault.RejectEvents)
+		ans, res = s.serveRoute(r, rt, ds, fault.RejectEvents)
 	}
-	req.Status = rec.status
+	req.Status = ans.status
 	req.Events, req.Spans = res.events+res.logRecords, res.spans
 	s.record(req, res)
+	w.Header().Set("X-Axiom-Trace-Id", newTraceID())
+	ans.write(w)
 }
 
 // wait sleeps d unless the request or the server ends first.
@@ -278,39 +287,28 @@ func (s *Server) wait(r *http.Request, d time.Duration) bool {
 	}
 }
 
-func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt route, ds string, rejectFirst int) result {
-	if rt == routeUnknown {
-		writeError(w, http.StatusNotFound, "Not found")
-		return result{}
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
-		return result{}
-	}
-	if !s.authorized(r, rt) {
-		writeError(w, http.StatusForbidden, "Forbidden")
-		return result{}
-	}
-	if rt == routeMetrics {
+func (s *Server) serveRoute(r *http.Request, rt route, ds string, rejectFirst int) (answer, result) {
+	switch {
+	case rt == routeUnknown:
+		return errorAnswer(http.StatusNotFound, "Not found"), result{}
+	case r.Method != http.MethodPost:
+		a := errorAnswer(http.StatusMethodNotAllowed, "Method Not Allowed")
+		a.header.Set("Allow", http.MethodPost)
+		return a, result{}
+	case !s.authorized(r, rt):
+		return errorAnswer(http.StatusForbidden, "Forbidden"), result{}
+	case rt == routeMetrics:
 		// Metrics are out of scope for the sidecar; answering 404 makes a
 		// misrouted metrics pipeline fail loudly.
-		writeError(w, http.StatusNotFound, "Not found: metrics are not supported by the fake")
-		return result{}
-	}
-	if ds == "" {
-		writeMessage(w, http.StatusBadRequest, "missing dataset: set the X-Axiom-Dataset header")
-		return result{}
-	}
-	if s.cfg.datasets != nil && !s.cfg.datasets[ds] {
-		writeError(w, http.StatusNotFound, "Not found")
-		return result{}
-	}
-	switch rt {
-	case routeTraces, routeLogs:
-		return s.serveOTLP(w, r, rt, ds)
+		return errorAnswer(http.StatusNotFound, "Not found: metrics are not supported by the fake"), result{}
+	case ds == "":
+		return messageAnswer(http.StatusBadRequest, "missing dataset: set the X-Axiom-Dataset header"), result{}
+	case s.cfg.datasets != nil && !s.cfg.datasets[ds]:
+		return errorAnswer(http.StatusNotFound, "Not found"), result{}
+	case rt == routeTraces || rt == routeLogs:
+		return s.serveOTLP(r, rt)
 	default:
-		return s.serveIngest(w, r, ds, rejectFirst)
+		return s.serveIngest(r, ds, rejectFirst)
 	}
 }
 
@@ -332,24 +330,4 @@ func (s *Server) authorized(r *http.Request, rt route) bool {
 		return false
 	}
 	return true
-}
-
-// recorder remembers the status written, for Requests().
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
 }
