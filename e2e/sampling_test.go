@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -183,5 +185,108 @@ func waitSummaries(t *testing.T, fake *axiomtest.Server, n int) []map[string]any
 			return out
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestSamplingStdinLogs pipes JSON log lines into the real binary with a
+// health-check rule on a body field: about 1/8 of the health lines arrive,
+// weighted 8, every failing one and every other line arrives untouched, and
+// the summary events (the last one flushed at shutdown) account exactly for
+// the health lines written.
+func TestSamplingStdinLogs(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	s := StartSidecar(t, fmt.Sprintf(`
+receivers:
+  stdout:
+    stdin: {}
+processors:
+  sampling:
+    rules:
+      - name: health-logs
+        match: {signal: logs, body: {route: /health}}
+        probability: 0.125
+        keep_if: {errors: true}
+    summaries: {interval: 1h}
+exporters:
+  axiom:
+    url: %s
+    token: %s
+    logs_dataset: app-logs
+    traces_dataset: app-traces
+service:
+  pipelines:
+    logs: {receivers: [stdout], processors: [sampling], exporters: [axiom]}
+  telemetry:
+    metrics: {level: none}
+`, fake.URL(), testToken), WithStdin())
+
+	const health, failing, other = 4000, 40, 1000
+	w := bufio.NewWriter(s.Stdin)
+	clock := int64(1764504000000)
+	line := func(level int, route string, i int) {
+		clock++
+		fmt.Fprintf(w, `{"level":%d,"time":%d,"route":%q,"reqId":"r-%d","msg":"request completed"}`+"\n", level, clock, route, i)
+	}
+	for i := range health {
+		line(30, "/health", i)
+		if i%(health/failing) == 0 {
+			line(50, "/health", i)
+		}
+		if i%(health/other) == 0 {
+			line(30, "/orders", i)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := s.Wait(90 * time.Second); err != nil || code != 0 {
+		t.Fatalf("exit code %d, %v at end of input, want 0", code, err)
+	}
+
+	keptHealth, keptFailing, keptOther := 0, 0, 0
+	var seen, kept, dropped, errs int64
+	for _, ev := range fake.Events("app-logs") {
+		if sm, ok := ev["sampling"].(map[string]any); ok {
+			n := func(k string) int64 { v, _ := sm[k].(json.Number).Int64(); return v }
+			if sm["summary"] != true || sm["rule"] != "health-logs" || sm["signal"] != "logs" || n("seen") != n("kept")+n("dropped") {
+				t.Errorf("bad summary %v", sm)
+			}
+			seen, kept, dropped, errs = seen+n("seen"), kept+n("kept"), dropped+n("dropped"), errs+n("errors")
+			continue
+		}
+		attrs, _ := ev["attributes"].(map[string]any)
+		weightNum, _ := attrs["sampling.adjusted_count"].(json.Number)
+		weight, _ := weightNum.Float64()
+		switch {
+		case ev["route"] == "/orders":
+			keptOther++
+			if attrs["sampling.rule"] != nil {
+				t.Errorf("unmatched line was marked: %v", ev)
+			}
+		case ev["level"] == "error":
+			keptFailing++
+			if weight != 1 || attrs["sampling.rule"] != "health-logs" {
+				t.Errorf("failing health line: weight %v, attributes %v", weight, attrs)
+			}
+		default:
+			keptHealth++
+			if weight != 8 || attrs["sampling.rule"] != "health-logs" {
+				t.Errorf("sampled health line: weight %v, attributes %v", weight, attrs)
+			}
+		}
+	}
+	t.Logf("kept %d of %d health lines", keptHealth, health)
+	if sd := math.Sqrt(health * 0.125 * 0.875); math.Abs(float64(keptHealth)-health*0.125) > 4*sd {
+		t.Errorf("kept %d health lines, want within 4 sd (%.1f) of %v", keptHealth, sd, health*0.125)
+	}
+	if keptFailing != failing || keptOther != other {
+		t.Errorf("kept %d failing and %d other lines, want all %d and %d", keptFailing, keptOther, failing, other)
+	}
+	if seen != health+failing || kept != int64(keptHealth+keptFailing) || dropped != int64(health-keptHealth) || errs != failing {
+		t.Errorf("summaries: seen %d kept %d dropped %d errors %d; wrote %d health lines, %d arrived, %d failing",
+			seen, kept, dropped, errs, health+failing, keptHealth+keptFailing, failing)
 	}
 }
