@@ -7,7 +7,6 @@
 package axiomtest
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -108,11 +107,9 @@ func New(opts ...Option) (*Server, error) {
 		changed:  make(chan struct{}),
 	}
 	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			panic(fmt.Sprintf("axiomtest: serve: %v", err))
-		}
-	}()
+	// Serve only returns once Close has run (ErrServerClosed); it retries
+	// temporary accept errors itself.
+	go func() { _ = s.http.Serve(ln) }()
 	return s, nil
 }
 
