@@ -44,7 +44,7 @@ type failure struct {
 	Error     string `json:"error"`
 }
 
-func (s *Server) serveIngest(r *http.Request, ds string, rejectFirst int) (answer, result) {
+func (s *Server) serveIngest(r *http.Request, rejectFirst int) (answer, result) {
 	in, err := parseIngestRequest(r, rejectFirst)
 	if err != nil {
 		return bodyErrorAnswer(err), result{}

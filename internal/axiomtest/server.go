@@ -305,7 +305,7 @@ func (s *Server) serveRoute(r *http.Request, rt route, ds string, rejectFirst in
 	case rt == routeTraces || rt == routeLogs:
 		return s.serveOTLP(r, rt)
 	default:
-		return s.serveIngest(r, ds, rejectFirst)
+		return s.serveIngest(r, rejectFirst)
 	}
 }
 
