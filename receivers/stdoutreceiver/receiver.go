@@ -195,59 +195,71 @@ func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
 	r.metrics.record(ctx, out.Stats)
 
 	if out.Stats.SpanLines > 0 {
-		n := out.Traces.SpanCount()
-		if err := r.deliver(ctx, n, func(ctx context.Context) error { return r.pushTraces(ctx, out.Traces, n) }); err != nil {
+		if err := r.pushTraces(ctx, out.Traces); err != nil {
 			return err
 		}
 	}
-	if n := out.Logs.LogRecordCount(); n > 0 {
-		if r.logs == nil {
-			r.metrics.dropped.Add(ctx, int64(n))
-			return nil
-		}
-		return r.deliver(ctx, n, func(ctx context.Context) error { return r.pushLogs(ctx, out.Logs, n) })
+	if out.Logs.LogRecordCount() > 0 {
+		return r.pushLogs(ctx, out.Logs)
 	}
 	return nil
 }
 
-func (r *stdoutReceiver) pushLogs(ctx context.Context, ld plog.Logs, n int) error {
+func (r *stdoutReceiver) pushLogs(ctx context.Context, ld plog.Logs) error {
+	n := ld.LogRecordCount()
+	if r.logs == nil {
+		r.metrics.dropped.Add(ctx, int64(n))
+		return nil
+	}
 	ctx = r.obs.StartLogsOp(ctx)
-	err := r.logs.ConsumeLogs(ctx, ld)
+	err := r.retry(ctx, n, func(ctx context.Context) error { return r.logs.ConsumeLogs(ctx, ld) })
 	r.obs.EndLogsOp(ctx, "stdout", n, err)
-	return err
+	return r.dropPermanent(ctx, n, err)
 }
 
-func (r *stdoutReceiver) pushTraces(ctx context.Context, td ptrace.Traces, n int) error {
+func (r *stdoutReceiver) pushTraces(ctx context.Context, td ptrace.Traces) error {
+	n := td.SpanCount()
 	ctx = r.obs.StartTracesOp(ctx)
-	err := r.traces.ConsumeTraces(ctx, td)
+	err := r.retry(ctx, n, func(ctx context.Context) error { return r.traces.ConsumeTraces(ctx, td) })
 	r.obs.EndTracesOp(ctx, "otlp_json", n, err)
-	return err
+	return r.dropPermanent(ctx, n, err)
+}
+
+// dropPermanent turns a permanent pipeline error into a counted, logged
+// drop: retrying cannot help, and the transport must go on.
+func (r *stdoutReceiver) dropPermanent(ctx context.Context, n int, err error) error {
+	if err == nil || !consumererror.IsPermanent(err) {
+		return err
+	}
+	r.metrics.dropped.Add(ctx, int64(n))
+	r.set.Logger.Error("pipeline rejected records permanently; dropped", zap.Int("records", n), zap.Error(err))
+	return nil
 }
 
 // errStopped is returned to a transport whose batch was not delivered
 // because the receiver is shutting down.
 var errStopped = errors.New("stdout receiver is shutting down")
 
-// deliver runs push until it succeeds, backing off while it fails with a
-// retryable error. A permanent error drops the data (logged, counted).
-func (r *stdoutReceiver) deliver(ctx context.Context, records int, push func(context.Context) error) error {
+// retry runs push until it succeeds or fails permanently, backing off while
+// the pipeline refuses (memory limiter, full queue): the transport waiting
+// on it stops reading its source meanwhile. It gives up only at shutdown.
+func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(context.Context) error) error {
 	wait := retryFirst
 	var timer *time.Timer
+	var since time.Time
 	for attempt := 0; ; attempt++ {
 		err := push(ctx)
-		if err == nil {
-			return nil
-		}
-		if consumererror.IsPermanent(err) {
-			r.metrics.dropped.Add(ctx, int64(records))
-			r.set.Logger.Error("pipeline rejected records permanently; dropped", zap.Int("records", records), zap.Error(err))
-			return nil
+		if err == nil || consumererror.IsPermanent(err) {
+			if attempt > 0 && err == nil {
+				r.set.Logger.Info("pipeline accepts records again; source resumed",
+					zap.Int("retries", attempt), zap.Duration("paused", time.Since(since)))
+			}
+			return err
 		}
 		r.metrics.refused.Add(ctx, 1)
-		if attempt == 0 || wait == retryMax {
+		if attempt == 0 {
+			since = time.Now()
 			r.set.Logger.Warn("pipeline refused records; pausing the source and retrying", zap.Int("records", records), zap.Error(err))
-		}
-		if timer == nil {
 			timer = time.NewTimer(wait)
 			defer timer.Stop()
 		} else {

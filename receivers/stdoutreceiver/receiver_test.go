@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/sidecarhq/sidecar/internal/rawevent"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/ecsmeta"
@@ -264,3 +265,55 @@ func TestReceiverStaysUpWithoutExitOnEOF(t *testing.T) {
 }
 
 var _ component.Component = (*stdoutReceiver)(nil)
+
+func TestReceiverSelfMetrics(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	defer tel.Shutdown(context.Background())
+	var calls atomic.Int32
+	sink := new(consumertest.LogsSink)
+	refusing, _ := consumer.NewLogs(func(ctx context.Context, ld plog.Logs) error {
+		if calls.Add(1) == 1 {
+			return errors.New("data refused due to high memory usage")
+		}
+		return sink.ConsumeLogs(ctx, ld)
+	})
+	f := NewFactory()
+	set := receivertest.NewNopSettings(f.Type())
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	lr, err := f.CreateLogs(context.Background(), set, stdinConfig(true), refusing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := lr.(*stdoutReceiver)
+	eof := make(chan struct{})
+	r.stdinSrc = strings.NewReader("{\"msg\":\"a\"}\nplain\n\n" + strings.Repeat("x", 300<<10) + "\n")
+	r.endProcess = func(<-chan struct{}) { close(eof) }
+	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	<-eof
+	if err := r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int64{
+		"sidecar.stdout.lines":                  4,
+		"sidecar.stdout.json_records":           1,
+		"sidecar.stdout.text_records":           2,
+		"sidecar.stdout.truncated_lines":        1,
+		"sidecar.stdout.refused":                1,
+		"otelcol_receiver_accepted_log_records": 3,
+	} {
+		m, err := tel.GetMetric(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		var got int64
+		for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			got += dp.Value
+		}
+		if got != want {
+			t.Errorf("%s = %d, want %d", name, got, want)
+		}
+	}
+}
