@@ -192,6 +192,9 @@ func (c *conn) readPackedEntries() error {
 	if _, err := io.Copy(io.Discard, &c.packedSrc); err != nil {
 		return badFrame("packed entries: %v", err)
 	}
+	if c.packedSrc.N > 0 {
+		return badFrame("packed entries cut short")
+	}
 	return nil
 }
 

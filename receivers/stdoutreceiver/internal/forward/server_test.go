@@ -398,7 +398,10 @@ func TestMalformedFrames(t *testing.T) {
 		"cut short":          messageFrame("t", 1, "", kv{"log", "x"})[:10],
 		"packed garbage":     append(msgp.AppendBytes(msgp.AppendString(msgp.AppendArrayHeader(nil, 2), "t"), []byte{0x92, 0xc1, 0xc1}), 0x80),
 		"bad gzip":           msgp.AppendBytes(msgp.AppendString(msgp.AppendArrayHeader(nil, 2), "t"), []byte{0x1f, 0x8b, 0, 0, 0}),
-		"huge tag":           msgp.AppendString(msgp.AppendArrayHeader(nil, 2), strings.Repeat("t", 2000)),
+		// [tag, payload] with no option, cut right after the first entry.
+		"packed cut short": msgp.AppendBytes(msgp.AppendString(msgp.AppendArrayHeader(nil, 2), "t"),
+			entries(time.Unix(1, 0), "a", "b"))[:5+len(entries(time.Unix(1, 0), "a"))],
+		"huge tag": msgp.AppendString(msgp.AppendArrayHeader(nil, 2), strings.Repeat("t", 2000)),
 	}
 	// [tag, [], {"chunk": 5}]
 	f := msgp.AppendArrayHeader(nil, 3)
@@ -416,7 +419,7 @@ func TestMalformedFrames(t *testing.T) {
 			if _, err := c.Write(frame); err != nil {
 				t.Fatal(err)
 			}
-			if name == "cut short" {
+			if name == "cut short" || name == "packed cut short" {
 				c.(*net.TCPConn).CloseWrite()
 			}
 			if _, err := io.ReadAll(c); err != nil && !isReset(err) { // returns when the server closes
