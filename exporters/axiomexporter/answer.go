@@ -1,6 +1,7 @@
 package axiomexporter
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -76,7 +77,7 @@ func resetFromHeaders(h http.Header) time.Time {
 // per status and dataset (Axiom answers every request the same way until
 // the configuration is fixed) and returns the error exporterhelper drops.
 func (b *base) rejected(status int, dataset string, items int, err error) error {
-	b.tel.rejected.Add(b.ctx, int64(items), b.tel.signalAttributes)
+	b.tel.rejected.Add(context.Background(), int64(items), b.tel.signalAttributes)
 	if b.rejectedOnce.first(strconv.Itoa(status) + "/" + dataset) {
 		b.set.Logger.Error("Axiom rejected a request; dropping its data without retrying (logged once per status and dataset, counted in axiom_exporter_items_rejected)",
 			zap.String("dataset", dataset), zap.Int("status", status), zap.Error(err), zap.Int("items", items))

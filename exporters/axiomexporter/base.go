@@ -32,10 +32,11 @@ type base struct {
 	client *http.Client
 	file   *appendFile
 
-	// ctx is cancelled once shutdown_timeout has passed during Shutdown;
-	// every request runs under it so a stuck Axiom cannot hold shutdown.
-	ctx    context.Context
-	cancel context.CancelFunc
+	// abortCtx is cancelled once shutdown_timeout has passed during
+	// Shutdown; every request runs under it so a stuck Axiom cannot hold
+	// shutdown.
+	abortCtx context.Context
+	abort    context.CancelFunc
 
 	rejectedOnce  onceSet
 	droppedOnce   sync.Once
@@ -59,7 +60,7 @@ func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile stri
 	if cfg.localMode() {
 		b.localPath = filepath.Join(cfg.LocalDir, localFile)
 	}
-	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.abortCtx, b.abort = context.WithCancel(context.Background())
 	return b, nil
 }
 
@@ -100,7 +101,7 @@ func (b *base) httpClientConfig() confighttp.ClientConfig {
 }
 
 func (b *base) shutdown(context.Context) error {
-	b.cancel()
+	b.abort()
 	if b.file != nil {
 		return b.file.close()
 	}
@@ -112,13 +113,12 @@ func (b *base) shutdown(context.Context) error {
 
 // boundShutdown runs the exporterhelper shutdown (which drains the queue)
 // with shutdown_timeout as its limit: after it, in-flight and remaining
-// requests are cancelled.
-// Calling it again returns the first result (exporterhelper panics on a
-// second Shutdown).
+// requests are cancelled. A second call returns the first result
+// (exporterhelper panics on a second Shutdown).
 func (b *base) boundShutdown(ctx context.Context, inner func(context.Context) error) error {
 	b.shutdownOnce.Do(func() {
 		b.draining.Store(true)
-		t := time.AfterFunc(b.cfg.ShutdownTimeout, b.cancel)
+		t := time.AfterFunc(b.cfg.ShutdownTimeout, b.abort)
 		defer t.Stop()
 		b.shutdownErr = inner(ctx)
 	})
@@ -140,7 +140,7 @@ const (
 func (b *base) deliver(ctx context.Context, items int, attempt func(context.Context) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(b.ctx, cancel)()
+	defer context.AfterFunc(b.abortCtx, cancel)()
 	err := attempt(ctx)
 	backoff := drainInitialBackoff
 	for err != nil && b.draining.Load() && b.cfg.RetryConfig.Enabled && !consumererror.IsPermanent(err) {
@@ -161,7 +161,7 @@ func (b *base) deliver(ctx context.Context, items int, attempt func(context.Cont
 		backoff = min(2*backoff, drainMaxBackoff)
 		err = attempt(ctx)
 	}
-	if err != nil && b.ctx.Err() != nil && !consumererror.IsPermanent(err) {
+	if err != nil && b.abortCtx.Err() != nil && !consumererror.IsPermanent(err) {
 		b.droppedOnShutdown(items)
 	}
 	return err
