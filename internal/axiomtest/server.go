@@ -4,6 +4,15 @@
 // answer and the transformations applied to stored events), records what
 // arrived, and can script faults (rate limits, 5xx, slow answers, connection
 // resets, partial failures). See /work/shared/research/axiom.md §5.
+//
+// Where Axiom's behaviour is undocumented the fake picks a plausible answer:
+// 403 (not 401) for bad tokens; 415 for an unsupported Content-Type; 400 with
+// {"message":...} for bad bodies, a missing OTLP dataset header and more than
+// the events limit; 404 for /v1/metrics; 413 above 256 MiB uncompressed;
+// event labels overwrite event fields of the same name; the timestamp-field
+// keeps its original field; CSV values stay strings. Not modelled: field and
+// nesting size limits, the attributes.custom split of span attributes, OTLP
+// partial_success.
 package axiomtest
 
 import (
