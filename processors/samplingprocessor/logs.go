@@ -1,0 +1,165 @@
+package samplingprocessor
+
+import (
+	"context"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/processor/processorhelper"
+
+	"github.com/sidecarhq/sidecar/internal/jsonscan"
+)
+
+// This file decides log records: the same rules as spans, with randomness
+// from the trace id or a hash of the record.
+
+// keyHashLog hashes the dynamic rule's key fields of a log record.
+func (d *dynamicRule) keyHashLog(v *logView) uint64 {
+	h := fnvOffset
+	for _, f := range d.fields {
+		switch f {
+		case "service.name":
+			h = h.str(v.service)
+		case "severity":
+			h = h.u64(uint64(v.rec.SeverityNumber())).str(v.rec.SeverityText())
+		default:
+			if a, ok := v.rec.Attributes().Get(f); ok {
+				h = h.value(a)
+			} else if a, ok := v.resAttrs.Get(f); ok {
+				h = h.value(a)
+			} else {
+				h = h.u64(0)
+			}
+		}
+	}
+	return uint64(h)
+}
+
+// decideLog is the per-record decision path.
+func (s *sampler) decideLog(v *logView) decision {
+	var r *rule
+	for _, cand := range s.rules {
+		if cand.match.matchLog(v) {
+			r = cand
+			break
+		}
+	}
+	if r == nil {
+		return decision{}
+	}
+	rec := v.rec
+	isError := logIsError(rec)
+	d := decision{rule: r, keep: true, weight: 1}
+	if !s.always.keepLog(rec, isError) && !r.keepIf.keepLog(rec, isError) {
+		target := &r.fixed
+		if r.dyn != nil {
+			target = &pow2Info[r.dyn.state(r.dyn.keyHashLog(v)).exp]
+		}
+		d.keep = logRandomness(rec) >= target.t
+		d.weight = target.weight
+	}
+	r.counts.seen++
+	if d.keep {
+		r.counts.kept++
+	} else {
+		r.counts.dropped++
+		d.weight = 0
+	}
+	status := severityName(rec)
+	s.summaries.stats(summaryKey{signal: signalLogs, rule: r.index, service: v.service, status: status}).add(d.keep, isError, d.weight)
+	return d
+}
+
+// logRandomness uses the trace id when the record has one, so a trace's logs
+// and spans are kept together; else a deterministic hash of the record.
+func logRandomness(rec plog.LogRecord) uint64 {
+	if tid := rec.TraceID(); !tid.IsEmpty() {
+		return traceRandomness(tid)
+	}
+	h := uint64(rec.Timestamp())*0x9e3779b97f4a7c15 ^ uint64(rec.ObservedTimestamp())
+	if b := rec.Body(); b.Type() == pcommon.ValueTypeStr {
+		h ^= xxhash.Sum64String(b.Str())
+	}
+	return mix56(h)
+}
+
+func logIsError(rec plog.LogRecord) bool {
+	if n := rec.SeverityNumber(); n != plog.SeverityNumberUnspecified {
+		return n >= plog.SeverityNumberError
+	}
+	if t := rec.SeverityText(); t != "" {
+		return isErrorLevel(t)
+	}
+	if b := rec.Body(); b.Type() == pcommon.ValueTypeStr { // raw events carry `level`
+		if raw, ok := jsonscan.Field(b.Str(), "level"); ok && jsonscan.IsString(raw) && !jsonscan.HasEscapes(raw) {
+			return isErrorLevel(raw[1 : len(raw)-1])
+		}
+	}
+	return false
+}
+
+func isErrorLevel(s string) bool {
+	for _, l := range [...]string{"error", "fatal", "critical", "panic", "emerg", "alert", "crit", "err"} {
+		if strings.EqualFold(s, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// severityName is the status dimension of log summaries.
+func severityName(rec plog.LogRecord) string {
+	switch n := rec.SeverityNumber(); {
+	case n >= plog.SeverityNumberFatal:
+		return "fatal"
+	case n >= plog.SeverityNumberError:
+		return "error"
+	case n >= plog.SeverityNumberWarn:
+		return "warn"
+	case n >= plog.SeverityNumberInfo:
+		return "info"
+	case n >= plog.SeverityNumberDebug:
+		return "debug"
+	case n >= plog.SeverityNumberTrace:
+		return "trace"
+	}
+	return "unspecified"
+}
+
+func (s *sampler) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
+	if len(s.rules) == 0 {
+		return ld, nil
+	}
+	s.mu.Lock()
+	v := logView{scratch: s.scratch}
+	ld.ResourceLogs().RemoveIf(func(rl plog.ResourceLogs) bool {
+		v.resAttrs = rl.Resource().Attributes()
+		v.service = serviceName(v.resAttrs)
+		rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool {
+			sl.LogRecords().RemoveIf(func(rec plog.LogRecord) bool {
+				v.rec = rec
+				d := s.decideLog(&v)
+				if d.rule == nil {
+					return false
+				}
+				if !d.keep {
+					return true
+				}
+				rec.Attributes().PutDouble(WeightAttribute, d.weight)
+				rec.Attributes().PutStr(RuleAttribute, d.rule.name)
+				return false
+			})
+			return sl.LogRecords().Len() == 0
+		})
+		return rl.ScopeLogs().Len() == 0
+	})
+	s.flushCounts(ctx, signalLogs)
+	s.scratch = v.scratch
+	s.mu.Unlock()
+	if ld.ResourceLogs().Len() == 0 {
+		return ld, processorhelper.ErrSkipProcessingData
+	}
+	return ld, nil
+}

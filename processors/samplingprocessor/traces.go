@@ -1,0 +1,197 @@
+package samplingprocessor
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processorhelper"
+)
+
+// This file decides spans: matching, always-keep, structure, consistent
+// thresholds and what a kept span carries.
+
+// decideSpan is the per-span decision path. It must not allocate except
+// when a kept span's existing tracestate has to be rewritten.
+func (s *sampler) decideSpan(v *spanView) decision {
+	sp := v.span
+	var r *rule
+	v.operation = spanOperation(sp)
+	for _, cand := range s.rules {
+		if cand.match.matchSpan(v) {
+			r = cand
+			break
+		}
+	}
+	if r == nil {
+		return decision{}
+	}
+	v.isError = spanIsError(sp)
+	dur := int64(sp.EndTimestamp()) - int64(sp.StartTimestamp())
+
+	tsRaw := sp.TraceState().AsRaw()
+	st := parseTraceState(tsRaw)
+	rnd := traceRandomness(sp.TraceID())
+	if st.hasRv {
+		rnd = st.rv
+	}
+	tIn := uint64(0)
+	consistent := true
+	if st.hasTh {
+		if st.th <= rnd {
+			tIn = st.th
+		} else {
+			consistent = false // the spec says to erase an inconsistent th
+		}
+	}
+
+	var target *thresholdInfo
+	exempt := s.always.keepSpan(sp, v.isError, dur) || r.keepIf.keepSpan(sp, v.isError, dur) || s.protected(sp, r)
+	if !exempt {
+		if r.dyn != nil {
+			target = &pow2Info[r.dyn.state(r.dyn.keyHash(v)).exp]
+		} else {
+			target = &r.fixed
+		}
+	}
+
+	d := decision{rule: r, keep: true}
+	tOut := tIn
+	if target != nil && target.t > tIn { // never lower an incoming threshold
+		tOut = target.t
+		d.keep = rnd >= tOut
+	}
+	if d.keep {
+		switch {
+		case tOut == tIn && consistent:
+			// tracestate already right
+		case tsRaw == "" && target != nil && tOut == target.t:
+			d.ts = target.ts
+		default:
+			d.ts = withThreshold(tsRaw, encodeThreshold(tOut))
+		}
+		d.weight = adjustedCount(tOut)
+	}
+
+	r.counts.seen++
+	if d.keep {
+		r.counts.kept++
+	} else {
+		r.counts.dropped++
+	}
+	status := "unset"
+	switch {
+	case v.isError:
+		status = "error"
+	case sp.Status().Code() == ptrace.StatusCodeOk:
+		status = "ok"
+	}
+	stats := s.summaries.stats(summaryKey{signal: signalTraces, rule: r.index, service: v.service, operation: v.operation, status: status})
+	stats.add(d.keep, v.isError, d.weight)
+	stats.addDuration(dur)
+	return d
+}
+
+// protected reports whether structure forbids r to drop sp: roots, SERVER and
+// CONSUMER spans, and spans recently seen as a parent. Only a rule whose kind
+// list names SERVER or CONSUMER may drop spans of that kind.
+func (s *sampler) protected(sp ptrace.Span, r *rule) bool {
+	kind := sp.Kind()
+	if r.liftKind&(1<<uint(kind)) != 0 {
+		return false
+	}
+	return kind == ptrace.SpanKindServer || kind == ptrace.SpanKindConsumer ||
+		sp.ParentSpanID().IsEmpty() || s.parents.has(parentKey(sp.TraceID(), sp.SpanID()))
+}
+
+func spanIsError(sp ptrace.Span) bool {
+	if sp.Status().Code() == ptrace.StatusCodeError {
+		return true
+	}
+	evs := sp.Events()
+	for i := 0; i < evs.Len(); i++ {
+		if evs.At(i).Name() == "exception" {
+			return true
+		}
+	}
+	return false
+}
+
+// keyHash hashes the dynamic rule's key fields of a span.
+func (d *dynamicRule) keyHash(v *spanView) uint64 {
+	h := fnvOffset
+	for _, f := range d.fields {
+		switch f {
+		case "span.name", "name":
+			h = h.str(v.span.Name())
+		case "operation":
+			h = h.str(v.operation)
+		case "service.name":
+			h = h.str(v.service)
+		case "status":
+			h = h.u64(uint64(v.span.Status().Code()))
+		default:
+			if a, ok := v.span.Attributes().Get(f); ok {
+				h = h.value(a)
+			} else if a, ok := v.resAttrs.Get(f); ok {
+				h = h.value(a)
+			} else {
+				h = h.u64(0)
+			}
+		}
+	}
+	return uint64(h)
+}
+
+// processTraces decides every span of a batch. Parent ids of the whole batch
+// are recorded first, so a parent is protected even when it precedes its
+// children in the batch.
+func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	if len(s.rules) == 0 {
+		return td, nil
+	}
+	s.mu.Lock()
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				if !sp.ParentSpanID().IsEmpty() {
+					s.parents.add(parentKey(sp.TraceID(), sp.ParentSpanID()))
+				}
+			}
+		}
+	}
+	var v spanView
+	rss.RemoveIf(func(rs ptrace.ResourceSpans) bool {
+		v.resAttrs = rs.Resource().Attributes()
+		v.service = serviceName(v.resAttrs)
+		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
+			ss.Spans().RemoveIf(func(sp ptrace.Span) bool {
+				v.span = sp
+				d := s.decideSpan(&v)
+				if d.rule == nil {
+					return false
+				}
+				if !d.keep {
+					return true
+				}
+				if d.ts != "" {
+					sp.TraceState().FromRaw(d.ts)
+				}
+				sp.Attributes().PutDouble(WeightAttribute, d.weight)
+				sp.Attributes().PutStr(RuleAttribute, d.rule.name)
+				return false
+			})
+			return ss.Spans().Len() == 0
+		})
+		return rs.ScopeSpans().Len() == 0
+	})
+	s.flushCounts(ctx, signalTraces)
+	s.mu.Unlock()
+	if td.ResourceSpans().Len() == 0 {
+		return td, processorhelper.ErrSkipProcessingData
+	}
+	return td, nil
+}
