@@ -1,6 +1,7 @@
 package samplingprocessor
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,5 +84,40 @@ func TestValidateErrorsNameTheRule(t *testing.T) {
 	}
 	if _, err := loadConfig(t, "rules: [{name: ok, probability: 0.25, match: {operation: [get]}}]"); err != nil {
 		t.Errorf("valid config rejected: %v", err)
+	}
+}
+
+// TestReadmeExamples keeps the README's YAML examples valid configs.
+func TestReadmeExamples(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(readme), "```yaml\n")[1:]
+	if len(blocks) < 4 {
+		t.Fatalf("found %d YAML examples", len(blocks))
+	}
+	for _, b := range blocks {
+		text, _, _ := strings.Cut(b, "```")
+		conf, err := confmap.NewRetrievedFromYAML([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := conf.AsConf()
+		if err != nil {
+			t.Fatalf("%v in\n%s", err, text)
+		}
+		if raw.IsSet("processors") {
+			if raw, err = raw.Sub("processors::sampling"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := createDefaultConfig().(*Config)
+		if err := raw.Unmarshal(cfg); err != nil {
+			t.Fatalf("README example does not load: %v\n%s", err, text)
+		}
+		if err := confmap.Validate(cfg); err != nil {
+			t.Fatalf("README example is invalid: %v\n%s", err, text)
+		}
 	}
 }
