@@ -3,15 +3,19 @@ package axiomexporter
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/axiomhq/axiom-go/axiom"
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
 
@@ -80,14 +84,24 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		n         int
 		permanent error
 	)
+	flush := func() error {
+		err := e.send(ctx, enc, ld, start, n, now)
+		enc.events, n = enc.events[:0], 0
+		switch {
+		case err == nil:
+			return nil
+		case consumererror.IsPermanent(err):
+			permanent = err // the other requests of this push still go
+			return nil
+		default:
+			return retryRest(err, ld, start)
+		}
+	}
 	enc.events = enc.events[:0]
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
-		enc.resource = enc.resource[:0]
-		if attrs := rl.Resource().Attributes(); attrs.Len() > 0 {
-			enc.resource = appendMap(enc.resource, attrs)
-		}
+		enc.resource = appendResource(enc.resource[:0], rl)
 		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			sl := sls.At(j)
@@ -98,45 +112,116 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 					start = logPosition{i, j, k}
 				}
 				enc.events = appendEvent(enc.events, lrs.At(k), raw, enc.resource, now)
-				n++
-				if n < e.maxEvents {
-					continue
-				}
-				if err := e.send(ctx, enc, n); err != nil {
-					if !consumererror.IsPermanent(err) {
-						return retryRest(err, ld, start)
+				if n++; n == e.maxEvents {
+					if err := flush(); err != nil {
+						return err
 					}
-					permanent = err
 				}
-				enc.events, n = enc.events[:0], 0
 			}
 		}
 	}
 	if n > 0 {
-		if err := e.send(ctx, enc, n); err != nil {
-			if !consumererror.IsPermanent(err) {
-				return retryRest(err, ld, start)
-			}
-			permanent = err
+		if err := flush(); err != nil {
+			return err
 		}
 	}
 	return permanent
 }
 
-// send delivers the n events in enc.events (NDJSON) as one request.
-func (e *logsExporter) send(ctx context.Context, enc *encoder, n int) error {
+// appendResource encodes the resource attributes of rl, or nothing when
+// there are none.
+func appendResource(b []byte, rl plog.ResourceLogs) []byte {
+	if attrs := rl.Resource().Attributes(); attrs.Len() > 0 {
+		return appendMap(b, attrs)
+	}
+	return b
+}
+
+// send delivers the n events in enc.events (NDJSON), the records of ld from
+// start on, as one request. A 400 may come from a raw body that breaks the
+// rawevent contract (not valid JSON): then the request is re-encoded with
+// every raw body checked, broken ones sent as messages, and sent once more,
+// so that one bad line does not cost the other events of its request.
+func (e *logsExporter) send(ctx context.Context, enc *encoder, ld plog.Logs, start logPosition, n int, now time.Time) error {
 	if e.file != nil {
 		return e.file.write(enc.events)
 	}
 	enc.compressed = enc.zstd.EncodeAll(enc.events, enc.compressed[:0])
-	return e.deliver(ctx, n, func(ctx context.Context) error { return e.ingest(ctx, enc.compressed, n) })
+	err := e.deliver(ctx, n, func(ctx context.Context) error { return e.ingest(ctx, enc.compressed, n) })
+	if status := statusOf(err); status == http.StatusBadRequest {
+		if broken := e.reencodeChecked(enc, ld, start, n, now); broken > 0 {
+			e.set.Logger.Warn("raw log events were not valid JSON; sent them as message events",
+				zap.String("dataset", e.dataset), zap.Int("events", broken))
+			enc.compressed = enc.zstd.EncodeAll(enc.events, enc.compressed[:0])
+			err = e.deliver(ctx, n, func(ctx context.Context) error { return e.ingest(ctx, enc.compressed, n) })
+		}
+	}
+	if status := statusOf(err); status > 0 && consumererror.IsPermanent(err) {
+		return e.rejected(status, e.dataset, n, err)
+	}
+	return err
+}
+
+// statusOf is the HTTP status of an axiom-go error, 0 for none.
+func statusOf(err error) int {
+	var httpErr axiom.HTTPError
+	if errors.As(err, &httpErr) {
+		return httpErr.Status
+	}
+	return 0
+}
+
+// reencodeChecked encodes the n records of ld from start into enc.events
+// again, validating every raw body; it returns how many were broken.
+func (e *logsExporter) reencodeChecked(enc *encoder, ld plog.Logs, start logPosition, n int, now time.Time) int {
+	enc.events = enc.events[:0]
+	broken := 0
+	rls := ld.ResourceLogs()
+	for i := start.resource; i < rls.Len() && n > 0; i++ {
+		rl := rls.At(i)
+		enc.resource = appendResource(enc.resource[:0], rl)
+		sls := rl.ScopeLogs()
+		j := 0
+		if i == start.resource {
+			j = start.scope
+		}
+		for ; j < sls.Len() && n > 0; j++ {
+			sl := sls.At(j)
+			raw := rawevent.IsRawScope(sl)
+			lrs := sl.LogRecords()
+			k := 0
+			if i == start.resource && j == start.scope {
+				k = start.record
+			}
+			for ; k < lrs.Len() && n > 0; k, n = k+1, n-1 {
+				lr := lrs.At(k)
+				if raw && !validRawBody(lr.Body()) {
+					broken++
+					enc.events = appendMappedEvent(enc.events, lr, enc.resource, now)
+					continue
+				}
+				enc.events = appendEvent(enc.events, lr, raw, enc.resource, now)
+			}
+		}
+	}
+	return broken
+}
+
+// validRawBody is the full check the hot path skips: one JSON object in
+// valid UTF-8.
+func validRawBody(body pcommon.Value) bool {
+	if body.Type() != pcommon.ValueTypeStr {
+		return true // not spliced: appendEvent maps it normally
+	}
+	obj, ok := rawObject(body.Str())
+	return !ok || utf8.ValidString(obj) && json.Valid([]byte(obj))
 }
 
 // ingest makes one ingest request with a ready zstd body of n events.
 func (e *logsExporter) ingest(ctx context.Context, body []byte, n int) error {
 	status, err := e.axiom.Ingest(ctx, e.dataset, bytes.NewReader(body), axiom.NDJSON, axiom.Zstd)
 	if err != nil {
-		return e.ingestError(ctx, err, n)
+		return e.ingestError(ctx, err)
 	}
 	e.tel.request(ctx, 200)
 	e.tel.sent.Add(ctx, int64(status.Ingested), e.tel.signalAttributes)
@@ -156,7 +241,7 @@ func (e *logsExporter) ingest(ctx context.Context, body []byte, n int) error {
 }
 
 // ingestError classifies an axiom-go error for exporterhelper.
-func (e *logsExporter) ingestError(ctx context.Context, err error, n int) error {
+func (e *logsExporter) ingestError(ctx context.Context, err error) error {
 	var limitErr axiom.LimitError
 	var httpErr axiom.HTTPError
 	switch {
@@ -165,12 +250,10 @@ func (e *logsExporter) ingestError(ctx context.Context, err error, n int) error 
 		return retryError(err, limitErr.Limit.Reset)
 	case errors.As(err, &httpErr):
 		e.tel.request(ctx, httpErr.Status)
-		switch classifyStatus(httpErr.Status) {
-		case answerPermanent:
-			return e.rejected(httpErr.Status, e.dataset, n, err)
-		default: // a 429/430 without limit headers backs off normally
-			return err
+		if classifyStatus(httpErr.Status) == answerPermanent {
+			return consumererror.NewPermanent(err) // counted and logged by send
 		}
+		return err // a 429/430 without limit headers backs off normally
 	default:
 		e.tel.request(ctx, 0)
 		return err

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
@@ -353,5 +354,36 @@ func TestShutdownEndsWhenAxiomHangs(t *testing.T) {
 	}
 	if h.logs.FilterMessageSnippet("shutdown_timeout reached").Len() != 1 {
 		t.Error("no log line about the undelivered data")
+	}
+}
+
+// A raw body that breaks the rawevent contract makes Axiom reject its whole
+// request; the exporter must still deliver the request's other events.
+func TestBrokenRawEventCostsNothingElse(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	h := newHarness()
+	exp := startLogs(t, h, testConfig(srv.URL()))
+	ld := rawLogs(5, false)
+	lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	lrs.At(2).Body().SetStr(`{"msg": oops}`)
+	lrs.At(2).SetTimestamp(pcommon.NewTimestampFromTime(msTime))
+	if err := exp.ConsumeLogs(context.Background(), ld); err != nil {
+		t.Fatal(err)
+	}
+	events := srv.Events(logsDS)
+	if len(events) != 5 {
+		t.Fatalf("got %d events, want 5", len(events))
+	}
+	if got := events[2]["message"]; got != `{"msg": oops}` {
+		t.Errorf("broken event message = %v", got)
+	}
+	if events[3]["msg"] != "request completed" {
+		t.Errorf("events after the broken one changed: %v", events[3])
+	}
+	if h.logs.FilterMessageSnippet("not valid JSON").Len() != 1 {
+		t.Error("the broken events were not reported")
+	}
+	if n := h.counter(t, "axiom_exporter_items_rejected", "signal", "logs"); n != 0 {
+		t.Errorf("items_rejected = %d, want 0", n)
 	}
 }
