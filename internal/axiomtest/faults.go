@@ -13,8 +13,9 @@ type Fault struct {
 	Header http.Header   // extra response headers
 	Delay  time.Duration // wait before answering
 	Reset  bool          // read the request, then close the connection without answering (connection reset)
-	// RejectEvents, with Status 0 on an ingest route, rejects the first n events of
-	// the request in failures[] (not stored) and ingests the rest.
+	// RejectEvents, with Status 0, rejects the first n events of the request
+	// (not stored) and accepts the rest: in failures[] on ingest routes, in
+	// partial_success on OTLP routes (spans or log records).
 	RejectEvents int
 }
 
@@ -62,7 +63,8 @@ func Slow(d time.Duration) Fault { return Fault{Delay: d} }
 // ConnReset reads the request and resets the connection without an answer.
 func ConnReset() Fault { return Fault{Reset: true} }
 
-// PartialFailure answers 200 with the first n events of the request rejected.
+// PartialFailure answers 200 with the first n events (or OTLP spans or log
+// records) of the request rejected.
 func PartialFailure(n int) Fault { return Fault{RejectEvents: n} }
 
 const statusIngestLimited = 430

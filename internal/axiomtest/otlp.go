@@ -5,12 +5,16 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // serveOTLP accepts an OTLP/HTTP export of traces or logs, protobuf or JSON.
-func (s *Server) serveOTLP(r *http.Request, rt route) (answer, result) {
+// rejectFirst > 0 (a scripted PartialFailure) drops that many records and
+// reports them in partial_success.
+func (s *Server) serveOTLP(r *http.Request, rt route, rejectFirst int) (answer, result) {
 	mt := mediaType(r.Header)
 	if mt != "application/x-protobuf" && mt != "application/json" {
 		return messageAnswer(http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported content type %q (use application/x-protobuf or application/json)", mt)), result{}
@@ -22,43 +26,115 @@ func (s *Server) serveOTLP(r *http.Request, rt route) (answer, result) {
 	defer putBuffer(body)
 
 	res := result{bytes: int64(body.Len())}
-	if mt == "application/x-protobuf" && s.cfg.countOnly {
+	var records, rejected int
+	switch {
+	case mt == "application/x-protobuf" && s.cfg.countOnly:
 		// ExportTraceServiceRequest and ExportLogsServiceRequest share a shape:
 		// field 1 resource items, their field 2 scope items, their field 2 the records.
 		n, err := countProtoRecords(body.Bytes(), 3)
 		if err != nil {
 			return messageAnswer(http.StatusBadRequest, "invalid OTLP protobuf: "+err.Error()), result{}
 		}
-		if rt == routeTraces {
-			res.spans = n
-		} else {
-			res.logRecords = n
-		}
-	} else if rt == routeTraces {
+		rejected = min(rejectFirst, n)
+		records = n - rejected
+	case rt == routeTraces:
 		td, err := unmarshalTraces(mt, body.Bytes())
 		if err != nil {
 			return messageAnswer(http.StatusBadRequest, "invalid OTLP traces: "+err.Error()), result{}
 		}
-		res.spans = td.SpanCount()
+		rejected = dropFirstSpans(td, rejectFirst)
+		records = td.SpanCount()
 		if !s.cfg.countOnly {
 			res.traces = &td
 		}
-	} else {
+	default:
 		ld, err := unmarshalLogs(mt, body.Bytes())
 		if err != nil {
 			return messageAnswer(http.StatusBadRequest, "invalid OTLP logs: "+err.Error()), result{}
 		}
-		res.logRecords = ld.LogRecordCount()
+		rejected = dropFirstLogRecords(ld, rejectFirst)
+		records = ld.LogRecordCount()
 		if !s.cfg.countOnly {
 			res.logs = &ld
 		}
 	}
-	// An empty Export*ServiceResponse: zero bytes in protobuf, {} in JSON.
-	a := answer{status: http.StatusOK, header: http.Header{"Content-Type": {mt}}}
-	if mt == "application/json" {
-		a.body = []byte("{}")
+	if rt == routeTraces {
+		res.spans = records
+	} else {
+		res.logRecords = records
 	}
-	return a, res
+	return otlpAnswer(mt, rt, rejected), res
+}
+
+// otlpAnswer is the 200 Export*ServiceResponse: empty (zero bytes in
+// protobuf, {} in JSON) unless records were rejected.
+func otlpAnswer(mt string, rt route, rejected int) answer {
+	a := answer{status: http.StatusOK, header: http.Header{"Content-Type": {mt}}}
+	if rejected == 0 {
+		if mt == "application/json" {
+			a.body = []byte("{}")
+		}
+		return a
+	}
+	const msg = "rejected by scripted partial failure"
+	var err error
+	if rt == routeTraces {
+		resp := ptraceotlp.NewExportResponse()
+		resp.PartialSuccess().SetRejectedSpans(int64(rejected))
+		resp.PartialSuccess().SetErrorMessage(msg)
+		if mt == "application/json" {
+			a.body, err = resp.MarshalJSON()
+		} else {
+			a.body, err = resp.MarshalProto()
+		}
+	} else {
+		resp := plogotlp.NewExportResponse()
+		resp.PartialSuccess().SetRejectedLogRecords(int64(rejected))
+		resp.PartialSuccess().SetErrorMessage(msg)
+		if mt == "application/json" {
+			a.body, err = resp.MarshalJSON()
+		} else {
+			a.body, err = resp.MarshalProto()
+		}
+	}
+	if err != nil {
+		panic("axiomtest: marshal OTLP response: " + err.Error()) // cannot fail for these messages
+	}
+	return a
+}
+
+// dropFirstSpans removes the first n spans and returns how many it removed.
+func dropFirstSpans(td ptrace.Traces, n int) int {
+	dropped := 0
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			ss.Spans().RemoveIf(func(ptrace.Span) bool {
+				if dropped < n {
+					dropped++
+					return true
+				}
+				return false
+			})
+		}
+	}
+	return dropped
+}
+
+// dropFirstLogRecords removes the first n log records and returns how many it removed.
+func dropFirstLogRecords(ld plog.Logs, n int) int {
+	dropped := 0
+	for _, rl := range ld.ResourceLogs().All() {
+		for _, sl := range rl.ScopeLogs().All() {
+			sl.LogRecords().RemoveIf(func(plog.LogRecord) bool {
+				if dropped < n {
+					dropped++
+					return true
+				}
+				return false
+			})
+		}
+	}
+	return dropped
 }
 
 func unmarshalTraces(mt string, b []byte) (ptrace.Traces, error) {

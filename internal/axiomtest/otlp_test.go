@@ -10,7 +10,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -299,6 +301,44 @@ func TestOTLPBadRequests(t *testing.T) {
 		}
 		if srv.SpanCount("d") != 0 {
 			t.Errorf("count-only %v: spans stored from bad requests", countOnly)
+		}
+	}
+}
+
+func TestOTLPPartialFailure(t *testing.T) {
+	pb, _ := (&ptrace.ProtoMarshaler{}).MarshalTraces(testTraces(4)) // 24 spans
+	js, _ := (&plog.JSONMarshaler{}).MarshalLogs(testLogs(3))        // 6 records
+	for _, countOnly := range []bool{false, true} {
+		opts := []Option{}
+		if countOnly {
+			opts = append(opts, WithCountOnly())
+		}
+		srv := NewForTest(t, opts...)
+		srv.Fail("d", PartialFailure(5), PartialFailure(2))
+
+		code, _, body := post(t, srv.URL()+"/v1/traces", otlpHeader("application/x-protobuf", "X-Axiom-Dataset", "d"), pb)
+		tr := ptraceotlp.NewExportResponse()
+		if err := tr.UnmarshalProto([]byte(body)); code != 200 || err != nil || tr.PartialSuccess().RejectedSpans() != 5 || tr.PartialSuccess().ErrorMessage() == "" {
+			t.Errorf("count-only %v, traces: %d %v %d", countOnly, code, err, tr.PartialSuccess().RejectedSpans())
+		}
+		code, _, body = post(t, srv.URL()+"/v1/logs", otlpHeader("application/json", "X-Axiom-Dataset", "d"), js)
+		lr := plogotlp.NewExportResponse()
+		if err := lr.UnmarshalJSON([]byte(body)); code != 200 || err != nil || lr.PartialSuccess().RejectedLogRecords() != 2 {
+			t.Errorf("count-only %v, logs: %d %v %s", countOnly, code, err, body)
+		}
+		if srv.SpanCount("d") != 19 || srv.LogRecordCount("d") != 4 {
+			t.Errorf("count-only %v: %d spans, %d log records accepted", countOnly, srv.SpanCount("d"), srv.LogRecordCount("d"))
+		}
+		if reqs := srv.Requests(); reqs[0].Spans != 19 || reqs[1].Events != 4 {
+			t.Errorf("count-only %v: requests %+v", countOnly, reqs)
+		}
+		if !countOnly {
+			if got := srv.Traces("d"); got.SpanCount() != 19 || got.ResourceSpans().At(0).ScopeSpans().At(0).Spans().Len() != 0 {
+				t.Errorf("stored traces: %d spans, first scope not emptied", got.SpanCount())
+			}
+			if got := srv.Logs("d"); got.LogRecordCount() != 4 || got.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().AsRaw()["i"] != int64(2) {
+				t.Errorf("stored logs: wrong records kept")
+			}
 		}
 	}
 }

@@ -11,8 +11,7 @@
 // the events limit; 404 for /v1/metrics; 413 above 256 MiB uncompressed;
 // event labels overwrite event fields of the same name; the timestamp-field
 // keeps its original field; CSV values stay strings. Not modelled: field and
-// nesting size limits, the attributes.custom split of span attributes, OTLP
-// partial_success.
+// nesting size limits, the attributes.custom split of span attributes.
 package axiomtest
 
 import (
@@ -312,7 +311,7 @@ func (s *Server) serveRoute(r *http.Request, rt route, ds string, rejectFirst in
 	case s.cfg.datasets != nil && !s.cfg.datasets[ds]:
 		return errorAnswer(http.StatusNotFound, "Not found"), result{}
 	case rt == routeTraces || rt == routeLogs:
-		return s.serveOTLP(r, rt)
+		return s.serveOTLP(r, rt, rejectFirst)
 	default:
 		return s.serveIngest(r, rejectFirst)
 	}
