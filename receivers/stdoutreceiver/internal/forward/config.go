@@ -12,11 +12,14 @@ import (
 type Config struct {
 	// Endpoint is the TCP listen address; "" disables TCP. The default binds
 	// to loopback only: in an ECS awsvpc task and in docker-compose with a
-	// published 127.0.0.1 port that is all the clients need.
+	// published 127.0.0.1 port that is all the clients need. ECS bridge
+	// mode, where apps reach the router by its IP, needs 0.0.0.0:24224.
 	Endpoint string `mapstructure:"endpoint"`
 	// UnixSocket is the path of a unix socket to listen on, e.g.
 	// /var/run/fluent.sock where FireLens points the app's log driver;
-	// "" disables it.
+	// "" disables it. Its directory is created if missing, a stale socket
+	// from an earlier run is replaced, and the socket is made writable by
+	// every user (mode 0666) so clients in other containers can connect.
 	UnixSocket string `mapstructure:"unix_socket"`
 }
 
