@@ -3,6 +3,7 @@ package forward
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -228,10 +229,17 @@ func TestTimeFormsHeartbeatAndBinLog(t *testing.T) {
 	b = append(b, messageFrame("t", 1767225603, "", kv{"message", "from message"}, kv{"level", "info"})...)
 	// "log" first, then "message".
 	b = append(b, messageFrame("t", 1767225604, "", kv{"log", "log wins"}, kv{"message", "ignored"})...)
+	// EventTime written as ext8 with length 8 rather than fixext8.
+	b = msgp.AppendArrayHeader(b, 3)
+	b = msgp.AppendString(b, "t")
+	b = append(b, 0xc7, 8, 0)
+	b = binary.BigEndian.AppendUint32(b, 1767225605)
+	b = binary.BigEndian.AppendUint32(b, 9)
+	b = appendRecord(b, kv{"log", "ext8 time"})
 	if _, err := c.Write(b); err != nil {
 		t.Fatal(err)
 	}
-	got := col.wait(t, 5)
+	got := col.wait(t, 6)
 	want := []struct {
 		data string
 		t    time.Time
@@ -241,6 +249,7 @@ func TestTimeFormsHeartbeatAndBinLog(t *testing.T) {
 		{"bin log", time.Unix(1767225602, 0)},
 		{"from message", time.Unix(1767225603, 0)},
 		{"log wins", time.Unix(1767225604, 0)},
+		{"ext8 time", time.Unix(1767225605, 9)},
 	}
 	for i, w := range want {
 		if got[i].Data != w.data || !got[i].Time.Equal(w.t) {
