@@ -113,3 +113,54 @@ func getJSON(t *testing.T, url string, v any) {
 		t.Fatal(err)
 	}
 }
+
+func TestCountOnlyAndDatasetFlags(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-count-only", "-dataset", "only", "-max-events", "2"}, out, time.Hour)
+	}()
+	url := waitOutput(t, out, regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`))[1]
+	send := func(ds, body string) int {
+		req, _ := http.NewRequest(http.MethodPost, url+"/v1/ingest/"+ds, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer xaat-any")
+		req.Header.Set("Content-Type", "application/x-ndjson")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := send("only", "{}\n{}\n"); code != 200 {
+		t.Errorf("existing dataset: %d", code)
+	}
+	if code := send("only", "{}\n{}\n{}\n"); code != 400 {
+		t.Errorf("over -max-events: %d", code)
+	}
+	if code := send("other", "{}\n"); code != 404 {
+		t.Errorf("unknown dataset: %d", code)
+	}
+	var stats struct {
+		Datasets map[string]struct{ Events, Rejected int }
+	}
+	getJSON(t, url+"/_fake/stats", &stats)
+	if s := stats.Datasets["only"]; s.Events != 2 || s.Rejected != 1 {
+		t.Errorf("stats %+v", stats)
+	}
+	resp, err := http.Get(url + "/_fake/events/only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if len(body) != 0 {
+		t.Errorf("count-only stored events: %s", body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
