@@ -217,16 +217,31 @@ func TestLargePushSplitIntoRequestsOfAtMost10k(t *testing.T) {
 }
 
 // A retryable failure in the middle of a split push must not resend what
-// Axiom already accepted.
+// Axiom already accepted, and a rate limit there still waits for its reset.
 func TestSplitPushRetriesOnlyTheRest(t *testing.T) {
-	srv := axiomtest.NewForTest(t, axiomtest.WithCountOnly())
-	srv.Fail(logsDS, axiomtest.Fault{}, axiomtest.Status(503))
-	exp := startLogs(t, newHarness(), testConfig(srv.URL()))
-	if err := exp.ConsumeLogs(context.Background(), stringLogs(25_000)); err != nil {
-		t.Fatal(err)
-	}
-	if n := srv.EventCount(logsDS); n != 25_000 {
-		t.Errorf("got %d events, want exactly 25000", n)
+	reset := time.Now().Add(2 * time.Second).Truncate(time.Second)
+	for name, fault := range map[string]axiomtest.Fault{
+		"503": axiomtest.Status(503),
+		"429": axiomtest.RateLimited(reset),
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := axiomtest.NewForTest(t, axiomtest.WithCountOnly())
+			srv.Fail(logsDS, axiomtest.Fault{}, fault)
+			exp := startLogs(t, newHarness(), testConfig(srv.URL()))
+			if err := exp.ConsumeLogs(context.Background(), stringLogs(25_000)); err != nil {
+				t.Fatal(err)
+			}
+			if n := srv.EventCount(logsDS); n != 25_000 {
+				t.Errorf("got %d events, want exactly 25000", n)
+			}
+			reqs := ingestRequests(srv)
+			if len(reqs) != 4 {
+				t.Fatalf("got %d requests, want 4 (ok, failed, retry of the rest split in two)", len(reqs))
+			}
+			if reqs[1].Status == 429 && reqs[2].Received.Before(reset) {
+				t.Errorf("retry at %v came before the reset", reqs[2].Received)
+			}
+		})
 	}
 }
 
