@@ -165,10 +165,14 @@ func shutdownProcess(stop <-chan struct{}) {
 	held := make(chan os.Signal, 1)
 	signal.Notify(held, syscall.SIGTERM)
 	defer signal.Stop(held)
+	self, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		return // cannot happen on Unix: FindProcess always succeeds there
+	}
 	tick := time.NewTicker(shutdownSignalTick)
 	defer tick.Stop()
 	for {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		_ = self.Signal(syscall.SIGTERM)
 		select {
 		case <-stop:
 			return
