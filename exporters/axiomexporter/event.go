@@ -314,6 +314,14 @@ func appendFloat(b []byte, f float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainASCII marks the bytes a JSON string can hold without escaping.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD so
 // that Axiom never rejects an event for its encoding.
 func appendString(b []byte, s string) []byte {
@@ -321,7 +329,7 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if plainASCII[c] {
 			i++
 			continue
 		}
