@@ -34,7 +34,8 @@
 // record with the line as its body and the transport time: nothing is
 // dropped for being malformed. Invalid UTF-8 is replaced by U+FFFD. A JSON
 // object with a top-level `resourceSpans` member is decoded as an OTLP/JSON
-// ExportTraceServiceRequest and goes to traces; if that fails it is a log.
+// ExportTraceServiceRequest and goes to traces; if that fails, or it holds
+// no span, it is a log.
 package decode
 
 import (
@@ -180,8 +181,8 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 // spanLine decodes an OTLP/JSON ExportTraceServiceRequest into out.Traces.
 func (d *Decoder) spanLine(data []byte, out *Output, resource []stream.Attr) bool {
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data[d.obj.start:d.obj.end])
-	if err != nil {
-		return false
+	if err != nil || td.SpanCount() == 0 {
+		return false // kept as a log line: a request without spans carries nothing else
 	}
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {

@@ -349,10 +349,11 @@ func TestDecodeSpanLines(t *testing.T) {
 		{Data: []byte(spanLine)},
 		{Data: []byte(`{"level":30,"time":1,"msg":"between"}`)},
 		{Data: []byte(`{"resourceSpans":"not a list"}`)},
+		{Data: []byte(`{"resourceSpans":[{"unknown":1}],"msg":"looks like a span line, is not"}`)},
 	}
 	d := New(Options{Traces: true})
 	out := d.Decode(stream.Batch{Lines: lines}, []stream.Attr{{Key: "ecs_cluster", Value: "prod"}}, testNow)
-	if out.Stats.SpanLines != 1 || out.Stats.JSON != 2 {
+	if out.Stats.SpanLines != 1 || out.Stats.JSON != 3 {
 		t.Fatalf("stats %+v", out.Stats)
 	}
 	if out.Traces.SpanCount() != 1 {
@@ -369,7 +370,7 @@ func TestDecodeSpanLines(t *testing.T) {
 	if span.Name() != "GET /" || span.TraceID().String() != "5b8efff798038103d269b633813fc60c" {
 		t.Errorf("span %s %s", span.Name(), span.TraceID())
 	}
-	if got := out.Logs.LogRecordCount(); got != 2 {
+	if got := out.Logs.LogRecordCount(); got != 3 {
 		t.Errorf("log records %d", got)
 	}
 
