@@ -296,9 +296,16 @@ func (t *Tailer) recoverRotated(matched map[fileID]string) {
 	lost := map[fileID]string{}
 	for _, e := range t.known {
 		id := fileID{dev: e.Dev, ino: e.Ino}
-		if _, ok := matched[id]; !ok {
-			lost[id] = filepath.Dir(e.Path)
+		if _, ok := matched[id]; ok {
+			continue
 		}
+		// A symlink (/var/log/containers/*.log) now points to the new file,
+		// beside the rotated one.
+		path := e.Path
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
+		}
+		lost[id] = filepath.Dir(path)
 	}
 	dirs := map[string]bool{}
 	for _, dir := range lost {

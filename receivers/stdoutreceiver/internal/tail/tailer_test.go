@@ -239,13 +239,16 @@ func TestRestartResumesExactly(t *testing.T) {
 	c := newCollector()
 	first := startTailer(t, cfg, Settings{Storage: store}, c)
 	waitCheckpoint(t, store)
-	writeRotating(t, path, 0, 10000, 4000, false, c)
-	// Pause the pipeline with lines still unread, then stop.
+	writeRotating(t, path, 0, 8000, 3000, false, c)
+	// Pause the pipeline, write more, and stop while it holds a batch.
 	c.mu.Lock()
 	c.block = make(chan struct{})
+	calls := c.calls
 	c.mu.Unlock()
-	appendFile(t, path, "")
-	waitCalls(t, c, c.callCount()+1)
+	for i := 8000; i < 10000; i++ {
+		appendFile(t, path, criLine(i))
+	}
+	waitCalls(t, c, calls+1)
 	if err := first.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
