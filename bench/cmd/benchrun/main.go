@@ -78,7 +78,11 @@ func run(o options) error {
 		if sc.fixedOnly {
 			phases = phases[:1]
 		}
-		for _, coll := range []string{collSidecar, collBaseline} {
+		colls := []string{collSidecar, collBaseline}
+		if sc.sidecarOnly {
+			colls = colls[:1]
+		}
+		for _, coll := range colls {
 			for _, ph := range phases {
 				var r result
 				if missing := missingTypes(sidecarHas, sc.needs); coll == collSidecar && missing != "" {

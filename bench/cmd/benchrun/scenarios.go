@@ -36,6 +36,8 @@ type scenario struct {
 	// the max-throughput phase.
 	fixedRate int
 	fixedOnly bool
+	// sidecarOnly checks a sidecar goal that has no baseline counterpart.
+	sidecarOnly bool
 	// load offers the load; rate 0 means as fast as possible.
 	load func(ctx context.Context, env *runEnv, in inputs, rate int, sent *atomic.Int64) error
 	note string
@@ -48,6 +50,12 @@ func scenarios(o options) []scenario {
 			sidecar: inputs{logs: inputStdin}, baseline: inputs{logs: inputFileJSON},
 			needs: []string{"stdout"}, fixedRate: o.logRate, load: loadLogs,
 			note: "No stock receiver reads stdin: the baseline's file_log + json_parser reads the same lines from a file.",
+		},
+		{
+			name: "logs-stdin-50k", title: "pino logs via stdin at 50,000 lines/s (the peak RSS goal)",
+			sidecar: inputs{logs: inputStdin}, needs: []string{"stdout"},
+			fixedRate: 50_000, fixedOnly: true, sidecarOnly: true, load: loadLogs,
+			note: "Sidecar only: checks peak RSS at 50,000 lines/s.",
 		},
 		{
 			name: "logs-file", title: "pino logs tailed from a CRI container log file",
