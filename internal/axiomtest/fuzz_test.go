@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -108,6 +109,38 @@ func FuzzParseTimestamp(f *testing.F) {
 		back, ok := parseTimestamp(ts.UTC().Format(time.RFC3339Nano), "")
 		if !ok || !back.Equal(ts) {
 			t.Fatalf("%q -> %v -> %v %v", s, ts, back, ok)
+		}
+	})
+}
+
+// FuzzFastValues: whenever the fast decoder accepts a body, encoding/json
+// accepts it too and decodes exactly the same values.
+func FuzzFastValues(f *testing.F) {
+	for _, s := range []string{ndjson2, `[{"a":1},2,"x",null,true,[]]`, `{"a":"\u00e9\ud83d\ude00","b":"\xff","c":-0.5e+3}`, `{"a":1}{"a":2}`, `truefalse`, `1 2`, `"a""b"`, `{"a":1,"a":2}`, `[1,]`, `[] `, `-01`, `1.`, "{\"a\":\"\t\"}", `[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, array := range []bool{false, true} {
+			if array && firstByte(b) != '[' {
+				continue
+			}
+			fast, ok := fastValues(b, array, 100)
+			if !ok {
+				continue
+			}
+			slow, err := ndjsonValues(b, 100)
+			if array {
+				slow, err = arrayValues(b, 100)
+			}
+			if err != nil {
+				t.Fatalf("array %v: fast accepted %q, encoding/json: %v", array, b, err)
+			}
+			if len(slow) == 0 && len(fast) == 0 {
+				continue // nil and empty slices are equivalent here
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("array %v, %q:\nfast %#v\nslow %#v", array, b, fast, slow)
+			}
 		}
 	})
 }

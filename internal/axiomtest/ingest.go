@@ -140,14 +140,17 @@ func (in *ingestRequest) decode(body []byte, max int) (result, []failure, error)
 
 // values splits the body into decoded events.
 func (in *ingestRequest) values(body []byte, max int) ([]any, error) {
-	switch {
-	case in.format == formatCSV:
+	if in.format == formatCSV {
 		return in.csvValues(body, max)
-	case in.format == formatJSON && firstByte(body) == '[':
-		return arrayValues(body, max)
-	default:
-		return ndjsonValues(body, max)
 	}
+	array := in.format == formatJSON && firstByte(body) == '['
+	if values, ok := fastValues(body, array, max); ok {
+		return values, nil
+	}
+	if array {
+		return arrayValues(body, max)
+	}
+	return ndjsonValues(body, max)
 }
 
 func newDecoder(body []byte) *json.Decoder {
