@@ -43,6 +43,7 @@ import (
 	"encoding/hex"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -88,11 +89,12 @@ type Output struct {
 // A Decoder keeps buffers between batches. It is not safe for concurrent use;
 // pool one per goroutine.
 type Decoder struct {
-	opts  Options
-	buf   []byte // the bodies of the current batch, back to back
-	fixed []byte // the current line with invalid UTF-8 repaired
-	recs  []record
-	obj   object
+	opts    Options
+	buf     []byte // the bodies of the current batch, back to back
+	bufHint int    // capacity to give the next batch's buf
+	fixed   []byte // the current line with invalid UTF-8 repaired
+	recs    []record
+	obj     object
 }
 
 // record is one decoded line waiting to be written into plog.
@@ -111,8 +113,8 @@ type record struct {
 // New returns a Decoder.
 func New(opts Options) *Decoder { return &Decoder{opts: opts} }
 
-// maxRetainedBuf caps the buffer a Decoder keeps between batches so one huge
-// batch does not pin memory in a pool forever.
+// maxRetainedBuf caps the scratch buffer a Decoder keeps between batches so
+// one huge line does not pin memory in a pool forever.
 const maxRetainedBuf = 4 << 20
 
 // Decode decodes a batch. The log records share one ResourceLogs whose
@@ -122,7 +124,9 @@ const maxRetainedBuf = 4 << 20
 func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) Output {
 	out := Output{Logs: plog.NewLogs()}
 	out.Stats.Lines = len(b.Lines)
-	d.buf = d.buf[:0]
+	// The bodies buffer becomes the records' memory (see build), so each
+	// batch gets a fresh one, sized like the last.
+	d.buf = make([]byte, 0, d.bufHint)
 	d.recs = d.recs[:0]
 	for i := range b.Lines {
 		d.line(&b.Lines[i], now, &out, resource)
@@ -130,9 +134,8 @@ func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) 
 	if len(d.recs) > 0 {
 		d.build(out.Logs, b.Attrs, resource, now)
 	}
-	if cap(d.buf) > maxRetainedBuf {
-		d.buf = nil
-	}
+	d.bufHint = min(cap(d.buf), maxRetainedBuf)
+	d.buf = nil
 	if cap(d.fixed) > maxRetainedBuf {
 		d.fixed = nil
 	}
@@ -348,9 +351,9 @@ func hexID(id, line []byte, m *[numKeys]member, keys ...int) {
 	}
 }
 
-// build writes the decoded records into logs. All bodies of the batch are
-// converted to one string, which the records' bodies slice: one allocation
-// per batch instead of one per line.
+// build writes the decoded records into logs. The batch's bodies buffer is
+// turned into one string without a copy (Decode never writes to it again)
+// and the records' bodies slice it: one allocation per batch, not per line.
 func (d *Decoder) build(logs plog.Logs, batchAttrs, resource []stream.Attr, now time.Time) {
 	rl := logs.ResourceLogs().AppendEmpty()
 	attrs := rl.Resource().Attributes()
@@ -379,7 +382,7 @@ func (d *Decoder) build(logs plog.Logs, batchAttrs, resource []stream.Attr, now 
 		text.EnsureCapacity(len(d.recs) - nRaw)
 	}
 	observed := pcommon.NewTimestampFromTime(now)
-	bodies := string(d.buf)
+	bodies := unsafe.String(unsafe.SliceData(d.buf), len(d.buf))
 	for i := range d.recs {
 		r := &d.recs[i]
 		var lr plog.LogRecord
