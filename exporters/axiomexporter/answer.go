@@ -61,7 +61,8 @@ func (e *limitedError) Error() string { return e.err.Error() }
 func (e *limitedError) Unwrap() error { return e.err }
 
 // resetFromHeaders reads X-IngestLimit-Reset or X-RateLimit-Reset (epoch
-// seconds); zero when absent or unparsable.
+// seconds), else a Retry-After in seconds (undocumented by Axiom, but the
+// OTLP convention); zero when there is none.
 func resetFromHeaders(h http.Header) time.Time {
 	for _, name := range []string{"X-IngestLimit-Reset", "X-RateLimit-Reset"} {
 		if v := h.Get(name); v != "" {
@@ -70,17 +71,20 @@ func resetFromHeaders(h http.Header) time.Time {
 			}
 		}
 	}
+	if secs, err := strconv.Atoi(h.Get("Retry-After")); err == nil && secs > 0 {
+		return time.Now().Add(time.Duration(secs) * time.Second)
+	}
 	return time.Time{}
 }
 
 // rejected handles a permanent rejection: it counts the items, logs once
 // per status and dataset (Axiom answers every request the same way until
 // the configuration is fixed) and returns the error exporterhelper drops.
-func (b *base) rejected(status int, dataset string, items int, err error) error {
+func (b *base) rejected(status, items int, err error) error {
 	b.tel.rejected.Add(context.Background(), int64(items), b.tel.signalAttributes)
-	if b.rejectedOnce.first(strconv.Itoa(status) + "/" + dataset) {
+	if b.rejectedOnce.first(strconv.Itoa(status)) {
 		b.set.Logger.Error("Axiom rejected a request; dropping its data without retrying (logged once per status and dataset, counted in axiom_exporter_items_rejected)",
-			zap.String("dataset", dataset), zap.Int("status", status), zap.Error(err), zap.Int("items", items))
+			zap.String("dataset", b.dataset), zap.Int("status", status), zap.Error(err), zap.Int("items", items))
 	}
-	return consumererror.NewPermanent(fmt.Errorf("dataset %q: %w", dataset, err))
+	return consumererror.NewPermanent(fmt.Errorf("dataset %q: %w", b.dataset, err))
 }

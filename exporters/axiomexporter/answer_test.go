@@ -41,6 +41,10 @@ func TestResetFromHeaders(t *testing.T) {
 	if !resetFromHeaders(h).IsZero() {
 		t.Error("no headers: want zero")
 	}
+	h.Set("Retry-After", "30")
+	if got := time.Until(resetFromHeaders(h)); got <= 0 || got > 30*time.Second {
+		t.Errorf("Retry-After 30: reset in %v", got)
+	}
 	h.Set("X-RateLimit-Reset", "1796040000")
 	if got := resetFromHeaders(h); got.Unix() != 1796040000 {
 		t.Errorf("rate reset = %v", got)

@@ -157,7 +157,7 @@ func (e *logsExporter) send(ctx context.Context, enc *encoder, ld plog.Logs, sta
 		}
 	}
 	if status := statusOf(err); status > 0 && consumererror.IsPermanent(err) {
-		return e.rejected(status, e.dataset, n, err)
+		return e.rejected(status, n, err)
 	}
 	return err
 }

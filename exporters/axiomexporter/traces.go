@@ -122,7 +122,7 @@ func (e *tracesExporter) post(ctx context.Context, body []byte, spans int) error
 	case answerRetry:
 		return err
 	default:
-		return e.rejected(resp.StatusCode, e.dataset, spans, err)
+		return e.rejected(resp.StatusCode, spans, err)
 	}
 }
 
