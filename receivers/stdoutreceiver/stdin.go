@@ -19,7 +19,8 @@ import (
 // Batches are cut when the input has nothing more buffered (so a slow app's
 // line goes out at once, with no timer) or at these sizes.
 const (
-	stdinReadBuffer    = 64 << 10
+	stdinPipeBuffer    = 1 << 20
+	stdinReadBuffer    = 256 << 10
 	stdinBatchLines    = 2048
 	stdinBatchBytes    = 1 << 20
 	shutdownSignalTick = 200 * time.Millisecond
@@ -60,6 +61,7 @@ func newStdinTransport(src io.Reader, maxLine int, sink stream.Sink, log *zap.Lo
 }
 
 func (s *stdinTransport) start() {
+	growPipe(s.src)
 	go func() {
 		n, err := s.run()
 		switch {

@@ -63,8 +63,8 @@ func TestStdinLines(t *testing.T) {
 }
 
 func TestStdinTruncatesLongLines(t *testing.T) {
-	const limit = 100 << 10 // above the 64 KiB read buffer, so lines span reads
-	long := strings.Repeat("a", 300<<10)
+	const limit = stdinReadBuffer + 50<<10 // lines span several reads of the buffer
+	long := strings.Repeat("a", 3*stdinReadBuffer)
 	input := "short\n" + long + "\n" + strings.Repeat("b", limit) + "\nafter\n" + long
 	c := runStdin(t, input, limit)
 	if len(c.lines) != 5 {
