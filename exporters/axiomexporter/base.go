@@ -2,19 +2,16 @@ package axiomexporter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
-	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
 	"go.uber.org/zap"
 )
@@ -42,8 +39,10 @@ type base struct {
 	droppedOnce   sync.Once
 	partialLogged everyInterval
 
-	// draining is set once Shutdown has begun.
-	draining     atomic.Bool
+	// drainCtx is cancelled when Shutdown begins: retries stop waiting
+	// for their backoff and hurry to deliver before shutdown_timeout.
+	drainCtx     context.Context
+	startDrain   context.CancelFunc
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
@@ -61,6 +60,7 @@ func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile stri
 		b.localPath = filepath.Join(cfg.LocalDir, localFile)
 	}
 	b.abortCtx, b.abort = context.WithCancel(context.Background())
+	b.drainCtx, b.startDrain = context.WithCancel(context.Background())
 	return b, nil
 }
 
@@ -117,54 +117,12 @@ func (b *base) shutdown(context.Context) error {
 // (exporterhelper panics on a second Shutdown).
 func (b *base) boundShutdown(ctx context.Context, inner func(context.Context) error) error {
 	b.shutdownOnce.Do(func() {
-		b.draining.Store(true)
+		b.startDrain()
 		t := time.AfterFunc(b.cfg.ShutdownTimeout, b.abort)
 		defer t.Stop()
 		b.shutdownErr = inner(ctx)
 	})
 	return b.shutdownErr
-}
-
-// Backoff for the retries deliver makes itself while shutting down.
-const (
-	drainInitialBackoff = 100 * time.Millisecond
-	drainMaxBackoff     = 2 * time.Second
-)
-
-// deliver runs attempt under a context that also ends at the shutdown
-// deadline. exporterhelper stops retrying as soon as Shutdown begins and
-// gives what is still queued a single attempt; so while draining, deliver
-// retries retryable failures itself (honouring 429/430 resets) until they
-// succeed or shutdown_timeout passes. That is what lets a SIGTERM'd sidecar
-// deliver what it holds through a short Axiom hiccup.
-func (b *base) deliver(ctx context.Context, items int, attempt func(context.Context) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(b.abortCtx, cancel)()
-	err := attempt(ctx)
-	backoff := drainInitialBackoff
-	for err != nil && b.draining.Load() && b.cfg.RetryConfig.Enabled && !consumererror.IsPermanent(err) {
-		wait := backoff
-		var limited *limitedError
-		if errors.As(err, &limited) {
-			wait = max(wait, limited.wait)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
-		if ctx.Err() != nil {
-			break
-		}
-		backoff = min(2*backoff, drainMaxBackoff)
-		err = attempt(ctx)
-	}
-	if err != nil && b.abortCtx.Err() != nil && !consumererror.IsPermanent(err) {
-		b.droppedOnShutdown(items)
-	}
-	return err
 }
 
 // droppedOnShutdown records that shutdown_timeout cut a request off, and

@@ -27,8 +27,7 @@ const maxEventsPerRequest = 10_000
 
 // logsExporter sends log records to Axiom's ingest API as native events.
 // It uses axiom-go for the request (edge routing, error types, ingest
-// status) with axiom-go's own retries off: exporterhelper retries, with the
-// queue and the reset-aware throttling.
+// status) with axiom-go's own retries off: deliver retries.
 type logsExporter struct {
 	*base
 	axiom     *axiom.Client
@@ -72,9 +71,9 @@ func (e *logsExporter) start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
-// pushLogs encodes ld into requests of at most maxEvents events. When a
-// request fails with a retryable error, only the records from that request
-// on are handed back for retry, so nothing Axiom accepted is sent twice.
+// pushLogs encodes ld into requests of at most maxEvents events. Each
+// request is retried on its own (see deliver), so nothing Axiom accepted is
+// sent twice; a request rejected for good does not stop the others.
 func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 	enc := e.encoders.get()
 	defer e.encoders.put(enc)
@@ -91,10 +90,10 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		case err == nil:
 			return nil
 		case consumererror.IsPermanent(err):
-			permanent = err // the other requests of this push still go
+			permanent = err
 			return nil
-		default:
-			return retryRest(err, ld, start)
+		default: // cut off by shutdown: the rest would be too
+			return err
 		}
 	}
 	enc.events = enc.events[:0]
@@ -262,47 +261,6 @@ func (e *logsExporter) ingestError(ctx context.Context, err error) error {
 
 // logPosition addresses a log record inside a plog.Logs.
 type logPosition struct{ resource, scope, record int }
-
-// retryRest wraps err so that exporterhelper retries only the records from
-// start on. Nothing needs copying when start is the very first record.
-func retryRest(err error, ld plog.Logs, start logPosition) error {
-	if start == (logPosition{}) {
-		return err
-	}
-	return consumererror.NewLogs(err, logsFrom(ld, start))
-}
-
-// logsFrom copies the records of ld from position p on.
-func logsFrom(ld plog.Logs, p logPosition) plog.Logs {
-	out := plog.NewLogs()
-	rls := ld.ResourceLogs()
-	for i := p.resource; i < rls.Len(); i++ {
-		rl := rls.At(i)
-		orl := out.ResourceLogs().AppendEmpty()
-		rl.Resource().CopyTo(orl.Resource())
-		orl.SetSchemaUrl(rl.SchemaUrl())
-		sls := rl.ScopeLogs()
-		j := 0
-		if i == p.resource {
-			j = p.scope
-		}
-		for ; j < sls.Len(); j++ {
-			sl := sls.At(j)
-			osl := orl.ScopeLogs().AppendEmpty()
-			sl.Scope().CopyTo(osl.Scope())
-			osl.SetSchemaUrl(sl.SchemaUrl())
-			lrs := sl.LogRecords()
-			k := 0
-			if i == p.resource && j == p.scope {
-				k = p.record
-			}
-			for ; k < lrs.Len(); k++ {
-				lrs.At(k).CopyTo(osl.LogRecords().AppendEmpty())
-			}
-		}
-	}
-	return out
-}
 
 // encoder is one worker's reusable state: the NDJSON buffer, the zstd
 // output buffer and a single-threaded zstd encoder.

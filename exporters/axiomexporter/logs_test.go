@@ -350,6 +350,57 @@ func TestShutdownDeliversThroughServerErrors(t *testing.T) {
 	}
 }
 
+// A request waiting for its next retry when Shutdown begins must be woken
+// and delivered, not abandoned.
+func TestShutdownWakesRequestWaitingToRetry(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	srv.Fail(logsDS, axiomtest.Status(503))
+	cfg := testConfig(srv.URL())
+	cfg.QueueConfig = NewFactory().CreateDefaultConfig().(*Config).QueueConfig
+	cfg.QueueConfig.Get().Batch.Get().FlushTimeout = time.Millisecond
+	cfg.RetryConfig.InitialInterval = time.Hour
+	cfg.RetryConfig.MaxElapsedTime = 0
+	cfg.ShutdownTimeout = time.Minute // generous: only bounds a failing test
+	exp := startLogs(t, newHarness(), cfg)
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(8)); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool { return len(ingestRequests(srv)) == 1 }) // the 503; now waiting an hour
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.EventCount(logsDS); n != 8 {
+		t.Errorf("got %d events after shutdown, want 8", n)
+	}
+}
+
+// waitUntil polls cond; it only bounds a failing test, it asserts no timing.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(waitWindow); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+	}
+}
+
+func TestRetriesEndAtMaxElapsedTime(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	for range 50 {
+		srv.Fail(logsDS, axiomtest.Status(503))
+	}
+	cfg := testConfig(srv.URL())
+	cfg.RetryConfig.MaxElapsedTime = 100 * time.Millisecond
+	exp := startLogs(t, newHarness(), cfg)
+	err := exp.ConsumeLogs(context.Background(), stringLogs(3))
+	if !consumererror.IsPermanent(err) || !strings.Contains(err.Error(), "no more retries") {
+		t.Fatalf("err = %v, want a permanent 'no more retries' error", err)
+	}
+	if srv.EventCount(logsDS) != 0 {
+		t.Error("events arrived through a failing Axiom")
+	}
+}
+
 func TestShutdownEndsWhenAxiomHangs(t *testing.T) {
 	srv := axiomtest.NewForTest(t)
 	srv.Fail(logsDS, axiomtest.Slow(time.Hour))

@@ -1,0 +1,102 @@
+package axiomexporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.uber.org/zap"
+)
+
+// Backoff between retries once Shutdown has begun: short, so that what is
+// held gets through a brief Axiom hiccup within shutdown_timeout.
+const (
+	drainInitialBackoff = 100 * time.Millisecond
+	drainMaxBackoff     = 2 * time.Second
+)
+
+// deliver runs attempt and retries it as retry_on_failure says, honouring
+// the reset of a 429/430, under a context that ends at the shutdown
+// deadline.
+//
+// The retrying is ours, not exporterhelper's, because of shutdown:
+// exporterhelper abandons a request that is waiting for its next retry as
+// soon as Shutdown begins (an in-memory queue then drops it) and gives
+// what is still queued one attempt. Here a Shutdown wakes the waiting
+// request and keeps retrying until it is delivered or shutdown_timeout
+// passes, so a SIGTERM'd sidecar delivers what it holds through a short
+// outage. exporterhelper's retry stays configured underneath: it turns a
+// request cut off by shutdown into one that a persistent queue keeps.
+func (b *base) deliver(ctx context.Context, items int, attempt func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(b.abortCtx, cancel)()
+
+	err := attempt(ctx)
+	rc := b.cfg.RetryConfig
+	if err == nil || !rc.Enabled {
+		return err
+	}
+	var deadline time.Time
+	if rc.MaxElapsedTime > 0 {
+		deadline = time.Now().Add(rc.MaxElapsedTime)
+	}
+	interval := rc.InitialInterval
+	for err != nil && !consumererror.IsPermanent(err) {
+		draining := b.drainCtx.Err() != nil
+		wait := jitter(interval, rc.RandomizationFactor)
+		if draining {
+			wait = min(wait, drainMaxBackoff)
+		}
+		var limited *limitedError
+		if errors.As(err, &limited) {
+			wait = max(wait, limited.wait)
+		}
+		if !draining && !deadline.IsZero() && time.Now().Add(wait).After(deadline) {
+			return consumererror.NewPermanent(fmt.Errorf("no more retries left after %v (retry_on_failure.max_elapsed_time): %w", rc.MaxElapsedTime, err))
+		}
+		b.set.Logger.Debug("Sending to Axiom failed; will retry", zap.String("dataset", b.dataset), zap.Error(err), zap.Duration("wait", wait))
+		if !b.sleep(ctx, wait, draining) {
+			break // shutdown_timeout passed
+		}
+		if !draining && b.drainCtx.Err() != nil {
+			interval = drainInitialBackoff // woken by Shutdown
+		} else {
+			interval = min(time.Duration(float64(interval)*rc.Multiplier), rc.MaxInterval)
+		}
+		err = attempt(ctx)
+	}
+	if err != nil && b.abortCtx.Err() != nil && !consumererror.IsPermanent(err) {
+		b.droppedOnShutdown(items)
+	}
+	return err
+}
+
+// sleep waits d, or less when Shutdown begins while not yet draining; it
+// reports false when ctx ended.
+func (b *base) sleep(ctx context.Context, d time.Duration, draining bool) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	drain := b.drainCtx.Done()
+	if draining {
+		drain = nil // already draining: sleep the full wait
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-drain:
+	case <-t.C:
+	}
+	return ctx.Err() == nil
+}
+
+// jitter spreads d by ±factor so that many sidecars do not retry in step.
+func jitter(d time.Duration, factor float64) time.Duration {
+	if factor <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * (1 + factor*(2*rand.Float64()-1)))
+}
