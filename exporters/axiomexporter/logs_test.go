@@ -112,6 +112,9 @@ func TestServerErrorsRetriedThenDeliveredOnce(t *testing.T) {
 	if n := h.counter(t, "axiom_exporter_items_sent", "signal", "logs"); n != 7 {
 		t.Errorf("items_sent = %d, want 7", n)
 	}
+	if n := h.logs.FilterMessageSnippet("retrying").Len(); n != 1 {
+		t.Errorf("got %d retry log lines for 3 retries, want 1 (rate-limited)", n)
+	}
 }
 
 func TestConnectionResetAndTimeoutRetried(t *testing.T) {

@@ -58,7 +58,10 @@ func (b *base) deliver(ctx context.Context, items int, attempt func(context.Cont
 		if !draining && !deadline.IsZero() && time.Now().Add(wait).After(deadline) {
 			return consumererror.NewPermanent(fmt.Errorf("no more retries left after %v (retry_on_failure.max_elapsed_time): %w", rc.MaxElapsedTime, err))
 		}
-		b.set.Logger.Debug("Sending to Axiom failed; will retry", zap.String("dataset", b.dataset), zap.Error(err), zap.Duration("wait", wait))
+		if b.retryLogged.allow(time.Now()) {
+			b.set.Logger.Warn("Sending to Axiom failed; retrying (logged at most once a minute)",
+				zap.String("dataset", b.dataset), zap.Error(err), zap.Duration("wait", wait))
+		}
 		if !b.sleep(ctx, wait, draining) {
 			break // shutdown_timeout passed
 		}
