@@ -2,6 +2,7 @@ package axiomexporter
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -9,9 +10,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
 	"github.com/sidecarhq/sidecar/internal/rawevent"
 )
 
@@ -205,4 +208,32 @@ func BenchmarkEncodeMappedEvents(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/event")
+}
+
+// BenchmarkPushRawLogs runs the whole logs path of the exporter, HTTP
+// included, against the fake Axiom in count-only mode (which decodes every
+// request in the same process, so the figure is an upper bound).
+func BenchmarkPushRawLogs(b *testing.B) {
+	srv := axiomtest.NewForTest(b, axiomtest.WithCountOnly())
+	exp, err := NewFactory().CreateLogs(context.Background(), newHarness().set, testConfig(srv.URL()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := exp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		b.Fatal(err)
+	}
+	defer exp.Shutdown(context.Background())
+	const batch = 10_000
+	ld := rawLogs(batch, true)
+	b.SetBytes(int64(len(pinoLine)) * batch)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := exp.ConsumeLogs(context.Background(), ld); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/event")
+	if srv.EventCount(logsDS) != b.N*batch {
+		b.Fatalf("fake counted %d events, want %d", srv.EventCount(logsDS), b.N*batch)
+	}
 }
