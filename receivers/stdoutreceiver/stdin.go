@@ -30,10 +30,11 @@ const (
 // While the Sink blocks (the pipeline refuses data) nothing is read, the
 // pipe fills up and the app's writes block: backpressure, not loss.
 type stdinTransport struct {
-	src     io.Reader
-	maxLine int
-	sink    stream.Sink
-	log     *zap.Logger
+	src        io.Reader
+	readBuffer int // bufio size; tests make it small to split lines across reads
+	maxLine    int
+	sink       stream.Sink
+	log        *zap.Logger
 	// atEOF runs after the last line was delivered; nil keeps running.
 	atEOF func()
 
@@ -57,7 +58,7 @@ type lineSpan struct {
 
 func newStdinTransport(src io.Reader, maxLine int, sink stream.Sink, log *zap.Logger) *stdinTransport {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &stdinTransport{src: src, maxLine: maxLine, sink: sink, log: log, ctx: ctx, cancel: cancel}
+	return &stdinTransport{src: src, readBuffer: stdinReadBuffer, maxLine: maxLine, sink: sink, log: log, ctx: ctx, cancel: cancel}
 }
 
 func (s *stdinTransport) start() {
@@ -88,7 +89,7 @@ func (s *stdinTransport) shutdown() {
 // run reads until end of input (nil error) or a failure, and returns the
 // number of lines delivered.
 func (s *stdinTransport) run() (int64, error) {
-	br := bufio.NewReaderSize(s.src, stdinReadBuffer)
+	br := bufio.NewReaderSize(s.src, s.readBuffer)
 	var delivered int64
 	lineStart, inLine, truncated := 0, false, false
 	for {
