@@ -289,7 +289,7 @@ func (p encoderPool) get() *encoder {
 	z, err := zstd.NewWriter(nil,
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithEncoderLevel(zstd.SpeedFastest),
-		zstd.WithWindowSize(1<<20),
+		zstd.WithWindowSize(256<<10), // measured: faster and no worse than 1 MiB on pino lines
 		zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		panic(err) // only invalid options fail, and these are constant
