@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -99,10 +101,19 @@ func FuzzAppendString(f *testing.F) {
 }
 
 // pinoLine is a typical ~300-byte pino line, already shaped by the stdout
-// receiver.
+// receiver; pinoLineN varies it like real traffic (ids, urls, timings), so
+// that compression figures are not flattered by identical lines.
 const pinoLine = `{"_time":1796040000123,"level":"info","pid":4242,"hostname":"ip-10-0-1-23.eu-central-1.compute.internal",` +
 	`"reqId":"req-7f3a9c","req":{"method":"GET","url":"/api/v1/orders?limit=20","remoteAddress":"10.0.4.17"},` +
 	`"res":{"statusCode":200},"responseTime":12.7,"msg":"request completed","service":"checkout","env":"production"}`
+
+func pinoLineN(i int) string {
+	r := rand.New(rand.NewPCG(uint64(i), 7))
+	return fmt.Sprintf(`{"_time":%d,"level":"info","pid":4242,"hostname":"ip-10-0-1-23.eu-central-1.compute.internal",`+
+		`"reqId":"req-%x","req":{"method":"GET","url":"/api/v1/orders/%d?limit=20","remoteAddress":"10.0.%d.%d"},`+
+		`"res":{"statusCode":%d},"responseTime":%.3f,"msg":"request completed","service":"checkout","env":"production"}`,
+		1796040000123+i*7, r.Uint32(), r.IntN(1_000_000), r.IntN(255), r.IntN(255), []int{200, 200, 201, 404, 500}[r.IntN(5)], r.Float64()*100)
+}
 
 func rawLogs(n int, attrs bool) plog.Logs {
 	ld := plog.NewLogs()
@@ -111,9 +122,9 @@ func rawLogs(n int, attrs bool) plog.Logs {
 	rl.Resource().Attributes().PutStr("host.name", "ip-10-0-1-23")
 	sl := rl.ScopeLogs().AppendEmpty()
 	rawevent.MarkRawScope(sl)
-	for range n {
+	for i := range n {
 		lr := sl.LogRecords().AppendEmpty()
-		lr.Body().SetStr(pinoLine)
+		lr.Body().SetStr(pinoLineN(i))
 		if attrs {
 			lr.Attributes().PutStr("log.iostream", "stdout")
 		}
