@@ -274,10 +274,11 @@ func TestEdgeRouting(t *testing.T) {
 	}
 }
 
-func TestOrgIDHeader(t *testing.T) {
+func TestOrgIDAndExtraHeaders(t *testing.T) {
 	srv := axiomtest.NewForTest(t)
 	cfg := testConfig(srv.URL())
 	cfg.OrgID = "my-org"
+	cfg.Headers.Set("X-Team", "payments")
 	h := newHarness()
 	logs := startLogs(t, h, cfg)
 	traces := startTraces(t, h, cfg)
@@ -294,6 +295,9 @@ func TestOrgIDHeader(t *testing.T) {
 	for _, r := range reqs {
 		if got := r.Header.Get("X-Axiom-Org-Id"); got != "my-org" {
 			t.Errorf("%s: X-Axiom-Org-Id = %q", r.Path, got)
+		}
+		if got := r.Header.Get("X-Team"); got != "payments" {
+			t.Errorf("%s: X-Team = %q", r.Path, got)
 		}
 	}
 }
