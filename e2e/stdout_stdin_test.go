@@ -303,3 +303,41 @@ func TestStdinBackpressureLosesNothing(t *testing.T) {
 		t.Fatalf("the queue never refused: the test did not exercise flow control")
 	}
 }
+
+// A line over max_line_bytes reaches Axiom cut to the limit and marked,
+// as a message (its JSON is incomplete), and the next line is unharmed.
+func TestStdinHugeLineIsTruncatedAndMarked(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	cfg := strings.Replace(stdinConfig(fake.URL(), "{}"), "  stdout:\n", "  stdout:\n    max_line_bytes: 65536\n", 1)
+	s := StartSidecar(t, cfg, WithStdin())
+	huge := `{"level":30,"time":1764504000000,"msg":"` + strings.Repeat("x", 200<<10) + `"}`
+	if _, err := io.WriteString(s.Stdin, huge+"\n"+`{"level":30,"time":1764504000001,"msg":"after"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	s.Stdin.Close()
+	if code, err := s.Wait(60 * time.Second); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	events := fake.Events("app-logs")
+	if len(events) != 2 {
+		t.Fatalf("%d events, want 2", len(events))
+	}
+	var cut, after map[string]any
+	for _, ev := range events {
+		if ev["msg"] == "after" {
+			after = ev
+		} else {
+			cut = ev
+		}
+	}
+	if after == nil || after["level"] != "info" {
+		t.Fatalf("the line after the huge one: %v", after)
+	}
+	msg, _ := cut["message"].(string)
+	if msg != huge[:65536] {
+		t.Fatalf("truncated message has %d bytes, want the first 65536 of the line", len(msg))
+	}
+	if attrs, _ := cut["attributes"].(map[string]any); attrs["log.truncated"] != true {
+		t.Fatalf("truncated event not marked: attributes %v", cut["attributes"])
+	}
+}
