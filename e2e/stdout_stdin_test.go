@@ -341,3 +341,22 @@ func TestStdinHugeLineIsTruncatedAndMarked(t *testing.T) {
 		t.Fatalf("truncated event not marked: attributes %v", cut["attributes"])
 	}
 }
+
+// SIGTERM while stdin is still open (the app still runs): the sidecar stops
+// cleanly, exit 0, with the lines read so far delivered.
+func TestStdinStopWhileInputOpen(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	s := StartSidecar(t, stdinConfig(fake.URL(), "{}"), WithStdin())
+	if _, err := io.WriteString(s.Stdin, "{\"level\":30,\"time\":1764504000000,\"msg\":\"one\"}\nplain two\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.WaitEvents("app-logs", 2, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d, want 0", code)
+	}
+	if n := fake.EventCount("app-logs"); n != 2 {
+		t.Fatalf("%d events, want 2", n)
+	}
+}
