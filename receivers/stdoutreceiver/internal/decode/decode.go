@@ -35,7 +35,9 @@
 // dropped for being malformed. Invalid UTF-8 is replaced by U+FFFD. A JSON
 // object with a top-level `resourceSpans` member is decoded as an OTLP/JSON
 // ExportTraceServiceRequest and goes to traces; if that fails, or it holds
-// no span, it is a log.
+// no span, it is a log. Blank lines are skipped (Stats.Empty counts them).
+// Records carry the attribute log.iostream when the transport knows the
+// stream, and log.truncated when the transport cut the line.
 package decode
 
 import (
