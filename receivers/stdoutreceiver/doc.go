@@ -31,6 +31,12 @@
 // start and ecs_cluster, ecs_task_arn and ecs_task_definition
 // (family:revision) become resource attributes of every record and span.
 //
+// Refused data is retried with backoff (10 ms doubling to 1 s) until the
+// pipeline takes it; only shutdown ends the wait. A batch (up to 2,048 stdin
+// lines) larger than the exporter's whole sending_queue.queue_size would be
+// refused forever, so keep that queue well above it (the axiom exporter's
+// default is 50,000).
+//
 // At the end of stdin the receiver has handed every line to the pipeline;
 // it then sends the process SIGTERM, so the collector shuts down the usual
 // way (the exporters flush their queues) and exits 0.
