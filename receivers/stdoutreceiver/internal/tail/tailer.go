@@ -98,6 +98,8 @@ type file struct {
 	seen     bool      // matched by the latest glob
 	goneAt   time.Time // the first glob that no longer matched it
 	atEOF    bool      // the latest round read everything there was
+	readSize int64     // size and mtime when the latest round started:
+	readMod  time.Time // unchanged, an idle file costs one fstat per round
 	globSize int64     // size at the latest glob, to tell a finished rotated file
 }
 
@@ -413,6 +415,10 @@ func (t *Tailer) read(ctx context.Context, f *file, final bool) error {
 		return err
 	}
 	size := st.Size()
+	if f.atEOF && size == f.readSize && st.ModTime().Equal(f.readMod) && !final {
+		return nil // unchanged since it was read to its end
+	}
+	f.readSize, f.readMod = size, st.ModTime()
 	fp, head, err := readFingerprint(f.fd, size, t.rd.head)
 	if err != nil {
 		return err

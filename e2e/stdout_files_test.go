@@ -1,0 +1,205 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
+)
+
+// filesConfig tails logDir/*.log (CRI) into the axiom exporter, with
+// offsets in a file_storage extension under storageDir.
+func filesConfig(logDir, storageDir, url string) string {
+	return fmt.Sprintf(`
+extensions:
+  file_storage:
+    directory: %s
+receivers:
+  stdout:
+    storage: file_storage
+    files:
+      include: [%s]
+      format: cri
+      start_at: beginning
+      poll_interval: 50ms
+exporters:
+  axiom:
+    url: %s
+    token: %s
+    logs_dataset: app-logs
+    traces_dataset: app-traces
+service:
+  extensions: [file_storage]
+  pipelines:
+    logs: {receivers: [stdout], exporters: [axiom]}
+  telemetry:
+    metrics: {level: none}
+`, storageDir, filepath.Join(logDir, "*.log"), url, testToken)
+}
+
+// criWriter writes pino lines in the CRI format containerd writes to
+// /var/log/pods/.../0.log, every 7th split into P and F pieces.
+type criWriter struct {
+	t    *testing.T
+	path string
+	f    *os.File
+}
+
+func newCRIWriter(t *testing.T, path string) *criWriter {
+	w := &criWriter{t: t, path: path}
+	w.reopen()
+	t.Cleanup(func() { w.f.Close() })
+	return w
+}
+
+func (w *criWriter) reopen() {
+	if w.f != nil {
+		w.f.Close()
+	}
+	f, err := os.OpenFile(w.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		w.t.Error(err)
+		return
+	}
+	w.f = f
+}
+
+func (w *criWriter) write(from, to int) {
+	var b strings.Builder
+	for i := from; i < to; i++ {
+		ts := time.UnixMilli(1764504000000 + int64(i)).UTC().Format(time.RFC3339Nano)
+		line := fmt.Sprintf(`{"level":30,"time":%d,"pid":7,"hostname":"web-1","seq":%d,"msg":"request %d done"}`, 1764504000000+int64(i), i, i)
+		if i%7 == 0 {
+			fmt.Fprintf(&b, "%s stdout P %s\n%s stdout F %s\n", ts, line[:20], ts, line[20:])
+		} else {
+			fmt.Fprintf(&b, "%s stdout F %s\n", ts, line)
+		}
+		if b.Len() > 32<<10 || i == to-1 {
+			if _, err := w.f.WriteString(b.String()); err != nil {
+				w.t.Error(err)
+				return
+			}
+			b.Reset()
+		}
+	}
+}
+
+// renameRotate rotates as kubelet does: rename, the runtime writes one more
+// line to the old file, then reopens the path.
+func (w *criWriter) renameRotate(suffix string, lastLine int) {
+	if err := os.Rename(w.path, w.path+suffix); err != nil {
+		w.t.Error(err)
+		return
+	}
+	w.write(lastLine, lastLine+1)
+	w.reopen()
+}
+
+// copyTruncate rotates as logrotate's copytruncate does.
+func (w *criWriter) copyTruncate(suffix string) {
+	data, err := os.ReadFile(w.path)
+	if err != nil {
+		w.t.Error(err)
+		return
+	}
+	if err := os.WriteFile(w.path+suffix, data, 0o644); err != nil {
+		w.t.Error(err)
+		return
+	}
+	if err := w.f.Truncate(0); err != nil {
+		w.t.Error(err)
+	}
+}
+
+func waitEvents(t *testing.T, fake *axiomtest.Server, n int) {
+	t.Helper()
+	if err := fake.WaitEvents("app-logs", n, 60*time.Second); err != nil {
+		t.Fatalf("waiting for %d events: %v (have %d)", n, err, fake.EventCount("app-logs"))
+	}
+}
+
+// Container log files, rotated both ways while the sidecar reads them and
+// once more while it is stopped (SIGTERM in the middle of the stream), with
+// offsets in file_storage: after the restart exactly every line is in Axiom,
+// once, as the pino event it is.
+func TestStdoutFilesRotationAndRestart(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	logDir, storageDir := t.TempDir(), t.TempDir()
+	cfg := filesConfig(logDir, storageDir, fake.URL())
+	w := newCRIWriter(t, filepath.Join(logDir, "0.log"))
+
+	s := StartSidecar(t, cfg)
+	w.write(0, 3000)
+	waitEvents(t, fake, 1000)
+	w.renameRotate(".20251130-120000", 3000) // kubelet
+	w.write(3001, 6000)
+	// copytruncate loses what is written between the copy and the truncate
+	// (documented); wait until everything is read so that the count is exact.
+	waitEvents(t, fake, 6000)
+	w.copyTruncate(".1")
+	w.write(6000, 9000)
+	waitEvents(t, fake, 7000)
+
+	// SIGTERM while lines are still coming; more are written while stopped.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 9000; i < 12000; i += 50 {
+			w.write(i, i+50)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	waitEvents(t, fake, 9100)
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	<-done
+	stopped := fake.EventCount("app-logs")
+	w.renameRotate(".20251130-121000", 12000) // rotated while the sidecar is down
+	w.write(12001, 13000)
+	t.Logf("%d events before the restart", stopped)
+
+	s = StartSidecar(t, cfg)
+	w.write(13000, 15000)
+	const total = 15000
+	waitEvents(t, fake, total)
+	if code := s.Stop(t); code != 0 { // drains: late duplicates would be in now
+		t.Fatalf("exit code %d", code)
+	}
+
+	events := fake.Events("app-logs")
+	seen := make([]int, total)
+	for _, ev := range events {
+		seq, err := strconv.Atoi(fmt.Sprint(ev["seq"]))
+		if err != nil || seq < 0 || seq >= total {
+			t.Fatalf("unexpected event %v", ev)
+		}
+		seen[seq]++
+	}
+	for i, n := range seen {
+		if n != 1 {
+			t.Errorf("line %d arrived %d times", i, n)
+		}
+	}
+	if len(events) != total {
+		t.Errorf("%d events, want %d", len(events), total)
+	}
+
+	// One event checked field by field: the pino shape, and where it came from.
+	ev := events[0]
+	seq, _ := strconv.Atoi(fmt.Sprint(ev["seq"]))
+	if ev["level"] != "info" || ev["msg"] != fmt.Sprintf("request %d done", seq) || ev["hostname"] != "web-1" {
+		t.Errorf("event not in @axiomhq/pino shape: %v", ev)
+	}
+	if want := time.UnixMilli(1764504000000 + int64(seq)).UTC().Format(time.RFC3339Nano); ev["_time"] != want {
+		t.Errorf("_time %v, want %s", ev["_time"], want)
+	}
+	if !strings.Contains(fmt.Sprint(ev), filepath.Join(logDir, "0.log")) {
+		t.Errorf("event does not name its file (log.file.path): %v", ev)
+	}
+}
