@@ -27,6 +27,10 @@ const defaultName = "default"
 // DefaultURI names the configuration the sidecar runs when given none.
 const DefaultURI = Scheme + ":" + defaultName
 
+// StdinURI names the configuration it runs when given none and its stdin is
+// a pipe.
+const StdinURI = Scheme + ":stdin"
+
 // Names lists the embedded configurations.
 func Names() []string {
 	entries, _ := fs.ReadDir(files, ".")

@@ -15,7 +15,7 @@ func TestEmbeddedConfigsAreValid(t *testing.T) {
 	for _, token := range []string{"", "xaat-0123456789"} {
 		t.Setenv("AXIOM_TOKEN", token)
 		for _, name := range configs.Names() {
-			set := settings()
+			set := settings(configs.DefaultURI)
 			set.ConfigProviderSettings.ResolverSettings.URIs = []string{configs.Scheme + ":" + name}
 			col, err := otelcol.NewCollector(set)
 			if err != nil {

@@ -19,22 +19,32 @@ import (
 var version = "dev"
 
 func main() {
-	cmd := otelcol.NewCommand(settings())
+	cmd := otelcol.NewCommand(settings(defaultURI()))
 	cmd.AddCommand(newHealthCommand())
-	cmd.SetArgs(withDefaultConfig(os.Args[1:]))
+	cmd.SetArgs(withDefaultConfig(os.Args[1:], defaultURI()))
 	if err := cmd.Execute(); err != nil {
 		os.Exit(1)
 	}
 }
 
+// defaultURI is the config the sidecar runs when given none: the embedded
+// default, plus the stdin receiver when stdin is a pipe (`app | sidecar`).
+// Under ECS, Kubernetes and compose stdin is /dev/null, not a pipe.
+func defaultURI() string {
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		return configs.StdinURI
+	}
+	return configs.DefaultURI
+}
+
 // settings describes the distribution: its components, its config sources
-// and the embedded default config.
-func settings() otelcol.CollectorSettings {
+// and the config it runs when given none.
+func settings(defaultURI string) otelcol.CollectorSettings {
 	return otelcol.CollectorSettings{
 		BuildInfo: component.BuildInfo{Command: "sidecar", Description: "Ships an app's logs and spans to Axiom", Version: version},
 		Factories: components,
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
-			URIs: []string{configs.DefaultURI},
+			URIs: []string{defaultURI},
 			ProviderFactories: []confmap.ProviderFactory{
 				configs.NewProviderFactory(),
 				fileprovider.NewFactory(),
@@ -46,10 +56,10 @@ func settings() otelcol.CollectorSettings {
 	}
 }
 
-// withDefaultConfig keeps the embedded default when only --set is given: the
+// withDefaultConfig keeps the default config when only --set is given: the
 // collector would otherwise replace the default with the --set values alone,
 // leaving an empty config. With an explicit --config the user is in charge.
-func withDefaultConfig(args []string) []string {
+func withDefaultConfig(args []string, defaultURI string) []string {
 	hasSet := false
 	for _, a := range args {
 		if a == "--" {
@@ -67,5 +77,5 @@ func withDefaultConfig(args []string) []string {
 	}
 	// Appended, so that it also reaches subcommands such as validate; the
 	// collector puts --config values before --set values whatever the order.
-	return append(args, "--config="+configs.DefaultURI)
+	return append(args, "--config="+defaultURI)
 }

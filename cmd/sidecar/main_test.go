@@ -18,7 +18,7 @@ func TestWithDefaultConfig(t *testing.T) {
 		{[]string{"--set=a=b", "--config", "file:x.yaml"}, []string{"--set=a=b", "--config", "file:x.yaml"}},
 	}
 	for _, c := range cases {
-		if got := withDefaultConfig(c.args); !slices.Equal(got, c.want) {
+		if got := withDefaultConfig(c.args, "embedded:default"); !slices.Equal(got, c.want) {
 			t.Errorf("withDefaultConfig(%q) = %q, want %q", c.args, got, c.want)
 		}
 	}

@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluent/fluent-logger-golang/fluent"
+
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
+)
+
+// embeddedEnv points a sidecar running an embedded config at fake and moves
+// its listeners to free ports, so tests can run side by side.
+func embeddedEnv(t *testing.T, fake *axiomtest.Server) []string {
+	_, metricsPort, _ := strings.Cut(FreeAddr(t), ":")
+	return []string{
+		"AXIOM_URL=" + fake.URL(), "AXIOM_TOKEN=" + testToken,
+		"SIDECAR_OTLP_GRPC_ENDPOINT=" + FreeAddr(t), "SIDECAR_OTLP_HTTP_ENDPOINT=" + FreeAddr(t),
+		"SIDECAR_HEALTH_ENDPOINT=" + FreeAddr(t), "SIDECAR_METRICS_PORT=" + metricsPort,
+	}
+}
+
+func pinoLine(i int) string {
+	return fmt.Sprintf(`{"level":30,"time":%d,"pid":1,"hostname":"h","seq":%d,"msg":"line %d"}`, 1767225600000+i, i, i)
+}
+
+// TestPipeIntoSidecar is `app | sidecar` with no flags: stdin is a pipe, so
+// the sidecar reads it, ships every line and exits 0 at EOF.
+func TestPipeIntoSidecar(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	s := StartSidecar(t, "", WithArgs(), WithStdin(), WithEnv(embeddedEnv(t, fake)...))
+	const n = 500
+	for i := range n {
+		if _, err := fmt.Fprintln(s.Stdin, pinoLine(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, err := s.Wait(60 * time.Second)
+	if err != nil || code != 0 {
+		t.Fatalf("at EOF: exit code %d, %v", code, err)
+	}
+	if got := fake.EventCount("logs"); got != n {
+		t.Fatalf("%d events in dataset logs, piped %d lines", got, n)
+	}
+}
+
+// TestEmbeddedECSConfig runs `--config embedded:ecs` as the FireLens log
+// router: docker's fluentd driver (fluent-logger-golang) writes to the unix
+// socket.
+func TestEmbeddedECSConfig(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	sock := socketPath(t)
+	s := StartSidecar(t, "", WithArgs("--config", "embedded:ecs"), WithEnv(append(embeddedEnv(t, fake),
+		"SIDECAR_FORWARD_SOCKET="+sock, "SIDECAR_FORWARD_ENDPOINT="+FreeAddr(t))...))
+	s.WaitListening(t, sock)
+	logger := newFluentLogger(t, fluent.Config{FluentNetwork: "unix", FluentSocketPath: sock, SubSecondPrecision: true, RequestAck: true})
+	const n = 50
+	for i := range n {
+		rec := map[string]string{"container_id": fwdContainerID, "container_name": "/ecs-app", "source": "stdout", "log": pinoLine(i)}
+		if err := logger.Post("app-firelens-0b69d5c0", rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := logger.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	events := fake.Events("logs")
+	if len(events) != n {
+		t.Fatalf("%d events arrived, sent %d", len(events), n)
+	}
+	for _, ev := range events {
+		if ev["msg"] == nil || ev["level"] != "info" {
+			t.Errorf("event lost the app's fields: %v", ev)
+		}
+	}
+}
+
+// TestEmbeddedKubernetesConfig runs `--config embedded:kubernetes` on a
+// fake node log directory: the app container's CRI log is shipped, the
+// sidecar's own is not, and lines appended later follow.
+func TestEmbeddedKubernetesConfig(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	logsDir := t.TempDir()
+	podDir := filepath.Join(logsDir, "shop_checkout-7d9f_4f1c")
+	writeCRI := func(container string, from, to int) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(podDir, container), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(filepath.Join(podDir, container, "0.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		for i := from; i < to; i++ {
+			fmt.Fprintf(f, "%s stdout F %s\n", time.Now().UTC().Format(time.RFC3339Nano), pinoLine(i))
+		}
+	}
+	writeCRI("app", 0, 30)
+	writeCRI("sidecar", 1000, 1010)
+	s := StartSidecar(t, "", WithArgs("--config", "embedded:kubernetes"), WithEnv(append(embeddedEnv(t, fake),
+		"SIDECAR_POD_LOGS_DIR="+logsDir, "POD_NAMESPACE=shop", "POD_NAME=checkout-7d9f", "POD_UID=4f1c",
+		"SIDECAR_STATE_DIR="+t.TempDir())...))
+	if err := fake.WaitEvents("logs", 30, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	writeCRI("app", 30, 40)
+	if err := fake.WaitEvents("logs", 40, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	seen := map[string]bool{}
+	for _, ev := range fake.Events("logs") {
+		seq := fmt.Sprint(ev["seq"])
+		if seen[seq] {
+			t.Errorf("line %s arrived twice", seq)
+		}
+		seen[seq] = true
+		if strings.HasPrefix(seq, "10") && len(seq) == 4 {
+			t.Errorf("the sidecar's own log line %s was shipped", seq)
+		}
+	}
+	if len(seen) != 40 {
+		t.Fatalf("%d distinct lines arrived, want 40", len(seen))
+	}
+}
