@@ -22,6 +22,6 @@ if ! command -v taskset >/dev/null || [ "$(nproc)" -lt 2 ]; then cpu=""; fi
 
 "$bin/benchrun" -sidecar "$bin/sidecar" -baseline "$bin/baseline" -sink "$bin/benchsink" \
   -out bench/results -report bench/RESULTS.md -cpu "$cpu" \
-  -command "bench/run.sh $*" "$@"
+  -command "bench/run.sh${*:+ $*}" "$@"
 "$bin/plots" -results bench/results
 echo "wrote bench/RESULTS.md and bench/results/plots/" >&2

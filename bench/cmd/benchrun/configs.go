@@ -106,7 +106,9 @@ func baselineConfig(env *runEnv, in inputs) string {
 		// No stock receiver reads stdin: file_log reads the same lines from a file.
 		fmt.Fprintf(&b, "  file_log:\n    include: [%q]\n    start_at: beginning\n    operators:\n%s", env.logFile, jsonParser)
 	case inputFileCRI:
-		fmt.Fprintf(&b, "  file_log:\n    include: [%q]\n    start_at: beginning\n    operators:\n      - type: container\n        format: containerd\n        add_metadata_from_filepath: false\n%s", env.logFile, jsonParser)
+		// include_file_path: the container operator recombines partial CRI
+		// lines per file and warns on every batch without it.
+		fmt.Fprintf(&b, "  file_log:\n    include: [%q]\n    start_at: beginning\n    include_file_path: true\n    operators:\n      - type: container\n        format: containerd\n        add_metadata_from_filepath: false\n%s", env.logFile, jsonParser)
 	case inputForward:
 		fmt.Fprintf(&b, "  fluent_forward:\n    endpoint: \"127.0.0.1:%d\"\n", env.forwardPort)
 	}

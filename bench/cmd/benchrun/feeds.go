@@ -170,7 +170,7 @@ func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.
 	const senders = 4
 	spansPerExport := int64(requestsPerExport * loadgen.SpansPerRequest)
 	var wg sync.WaitGroup
-	var firstErr atomic.Value
+	var refused refusals
 	if rate == 0 {
 		// Pre-built requests keep the generator out of the way.
 		gen := loadgen.NewSpans(7)
@@ -190,7 +190,7 @@ func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.
 					k := i % len(reqs)
 					if err := export(ctx, reqs[k], bodies[k]); err != nil {
 						if ctx.Err() == nil {
-							firstErr.CompareAndSwap(nil, err)
+							refused.add(err)
 							time.Sleep(10 * time.Millisecond) // refused (backpressure): back off briefly
 						}
 						continue
@@ -200,7 +200,7 @@ func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.
 			})
 		}
 		wg.Wait()
-		return nil
+		return refused.err()
 	}
 	// Fixed rate: one ticker builds fresh requests stamped now; senders export them.
 	work := make(chan ptrace.Traces, 64)
@@ -212,7 +212,7 @@ func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.
 					err = export(ctx, td, b)
 				}
 				if err != nil {
-					firstErr.CompareAndSwap(nil, err)
+					refused.add(err)
 					continue
 				}
 				sent.Add(int64(td.SpanCount()))
@@ -244,7 +244,32 @@ loop:
 	}
 	close(work)
 	wg.Wait()
-	return nil
+	return refused.err()
+}
+
+// refusals counts failed exports and keeps the first error, for the report.
+type refusals struct {
+	mu    sync.Mutex
+	n     int
+	first error
+}
+
+func (r *refusals) add(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.first == nil {
+		r.first = err
+	}
+	r.n++
+}
+
+func (r *refusals) err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d span exports refused or failed (not counted as sent), first: %w", r.n, r.first)
 }
 
 func httpSpanExporter(endpoint string) spanExporter {

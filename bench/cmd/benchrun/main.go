@@ -6,6 +6,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -23,6 +24,7 @@ type options struct {
 	cpu                              string
 	only                             map[string]bool
 	command                          string
+	reportOnly                       bool
 }
 
 func main() {
@@ -40,6 +42,7 @@ func main() {
 	flag.IntVar(&o.mixedRPS, "mixed-rps", 10_000, "requests/s of the mixed scenario")
 	flag.StringVar(&o.cpu, "cpu", "1", "CPU list the collectors are pinned to (taskset -c); empty: no pinning")
 	flag.StringVar(&only, "scenarios", "", "comma-separated scenario names (default: all)")
+	flag.BoolVar(&o.reportOnly, "report-only", false, "rewrite the report from -out/results.json without running anything")
 	flag.StringVar(&o.command, "command", strings.Join(os.Args, " "), "command line recorded in RESULTS.md")
 	flag.Parse()
 	if only != "" {
@@ -55,20 +58,25 @@ func main() {
 }
 
 func run(o options) error {
+	if o.reportOnly {
+		return rewriteReport(o)
+	}
 	if o.sidecarBin == "" || o.baselineBin == "" || o.sinkBin == "" {
 		return fmt.Errorf("-sidecar, -baseline and -sink are required")
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
-	started := time.Now().UTC()
+	info := runInfo{Started: time.Now().UTC(), Command: o.command, CPU: o.cpu, Duration: o.duration.String(),
+		LogRate: o.logRate, SpanRate: o.spanRate, MixedRPS: o.mixedRPS}
 	sidecarHas, err := componentTypes(o.sidecarBin)
 	if err != nil {
 		return fmt.Errorf("sidecar components: %w", err)
 	}
 	var results []result
 	save := func() error {
-		return writeJSON(filepath.Join(o.out, "results.json"), results)
+		info.Finished = time.Now().UTC()
+		return writeJSON(filepath.Join(o.out, "results.json"), saved{info, results})
 	}
 	for _, sc := range scenarios(o) {
 		if o.only != nil && !o.only[sc.name] {
@@ -103,7 +111,34 @@ func run(o options) error {
 			}
 		}
 	}
-	return writeReport(o, started, results)
+	return writeReport(o, info, results)
+}
+
+// runInfo is what the report says about the run as a whole.
+type runInfo struct {
+	Started, Finished           time.Time
+	Command, CPU, Duration      string
+	LogRate, SpanRate, MixedRPS int
+}
+
+// saved is results.json.
+type saved struct {
+	Run     runInfo
+	Results []result
+}
+
+// rewriteReport regenerates the report from a previous run's results.
+func rewriteReport(o options) error {
+	path := filepath.Join(o.out, "results.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var sv saved
+	if err := json.Unmarshal(b, &sv); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return writeReport(o, sv.Run, sv.Results)
 }
 
 func missingTypes(have map[string]bool, need []string) string {
