@@ -164,6 +164,24 @@ func (s *Sidecar) WaitListening(t *testing.T, addr string) {
 	}
 }
 
+// WaitOutput waits until the sidecar has printed substr, failing the test
+// if it exits or 60 s pass first.
+func (s *Sidecar) WaitOutput(t *testing.T, substr string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(s.Logs(), substr) {
+		select {
+		case <-s.done:
+			t.Fatalf("sidecar exited (%v) before printing %q", s.err, substr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sidecar did not print %q within 60s", substr)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // Wait waits up to timeout for the sidecar to exit and returns its exit code.
 func (s *Sidecar) Wait(timeout time.Duration) (int, error) {
 	select {

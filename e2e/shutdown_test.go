@@ -70,3 +70,18 @@ func TestSIGTERMWithAxiomDownEndsWithinTheGrace(t *testing.T) {
 		t.Fatalf("%d spans arrived although Axiom refused them all", n)
 	}
 }
+
+// TestSIGTERMDuringStartup stops the sidecar while its components are
+// still starting, as ECS may when a task is stopped right after it launched:
+// the collector alone would only catch SIGTERM once everything has started,
+// and be killed by it before that.
+func TestSIGTERMDuringStartup(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	for range 5 {
+		s := StartSidecar(t, otlpConfig(FreeAddr(t), FreeAddr(t), fake.URL(), ""))
+		s.WaitOutput(t, "Starting sidecar...")
+		if code := s.Stop(t); code != 0 {
+			t.Fatalf("SIGTERM during startup: exit code %d (-1: killed by the signal)\n%s", code, s.Logs())
+		}
+	}
+}

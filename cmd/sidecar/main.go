@@ -2,8 +2,11 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -19,10 +22,18 @@ import (
 var version = "dev"
 
 func main() {
+	// SIGTERM (ECS, Kubernetes, docker stop) and SIGINT end the run
+	// gracefully: receivers stop, exporters flush. The collector would only
+	// catch them once every component has started, and a signal before that
+	// would kill the process outright, so the sidecar catches them from the
+	// first instant and the collector shuts down when this context ends.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	cmd := otelcol.NewCommand(settings(defaultURI()))
 	cmd.AddCommand(newHealthCommand())
 	cmd.SetArgs(withDefaultConfig(os.Args[1:], defaultURI()))
-	if err := cmd.Execute(); err != nil {
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		stop()
 		os.Exit(1)
 	}
 }
@@ -53,6 +64,8 @@ func settings(defaultURI string) otelcol.CollectorSettings {
 			},
 			DefaultScheme: "env",
 		}},
+		// main turns SIGTERM and SIGINT into the end of the run's context.
+		DisableGracefulShutdown: true,
 	}
 }
 
