@@ -28,6 +28,7 @@ const (
 // however many files are followed.
 type reader struct {
 	maxLine int
+	budget  int    // bytes of one file read per round (roundBudget)
 	buf     []byte // read buffer: the longest physical line that is kept whole
 	head    []byte // a file's first bytes, for its fingerprint
 	arena   []byte // the text of the batch's lines, which alias it
@@ -46,6 +47,7 @@ func newReader(maxLine int) *reader {
 	physical := max(maxLine+physicalSlack, minPhysical)
 	return &reader{
 		maxLine: maxLine,
+		budget:  roundBudget,
 		buf:     make([]byte, physical),
 		head:    make([]byte, fingerprintSize),
 		arena:   make([]byte, 0, maxBatchBytes+maxLine+physical),
@@ -66,7 +68,8 @@ func (r *reader) readFile(ctx context.Context, f *file, sink stream.Sink, final 
 		lineEnd    = f.offset // file offset just past the last complete line
 		doneLines  int        // lines before lineEnd
 		discarding bool       // dropping the rest of an overlong physical line
-		budget     = roundBudget
+		budget     = r.budget
+		start0     = f.offset
 	)
 	for {
 		n, err := f.fd.ReadAt(r.buf[filled:], bufOff+int64(filled))
@@ -118,7 +121,9 @@ func (r *reader) readFile(ctx context.Context, f *file, sink stream.Sink, final 
 			f.atEOF = true
 			break
 		}
-		if budget <= 0 {
+		if budget <= 0 && lineEnd > start0 {
+			// Only after a complete line: a round that ended inside one
+			// (a long run of CRI P pieces) would read it again next time.
 			break
 		}
 	}

@@ -1,0 +1,134 @@
+package tail
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+)
+
+const fuzzCRIHeader = "2024-05-06T07:08:09Z stdout "
+
+// FuzzReader runs arbitrary content through the file reader with small
+// buffers, line limits and round budgets, the file growing in up to three
+// chunks (mid-line too), and compares the lines with a plain model: raw
+// lines split at '\n'; for cri, one physical line per input line, tagged P
+// when its first byte is odd, pieces joined until F; every logical line cut
+// at the limit and marked. A last line without newline comes with the final
+// read (a rotated file being let go).
+func FuzzReader(f *testing.F) {
+	f.Add([]byte("a\nbb\n\nccc"), uint8(2), uint8(0), uint16(3), uint16(7), false)
+	f.Add([]byte("abc\ndef\nx\nyy\n"), uint8(4), uint8(3), uint16(5), uint16(1), true)
+	f.Add(bytes.Repeat([]byte("a"), 300), uint8(7), uint8(1), uint16(100), uint16(200), true)
+	f.Add(bytes.Repeat([]byte("abcdefghij\n"), 40), uint8(5), uint8(9), uint16(33), uint16(34), true)
+	f.Fuzz(func(t *testing.T, data []byte, maxLine, extra uint8, cut1, cut2 uint16, cri bool) {
+		limit := int(maxLine)%64 + 1
+		content, want := fuzzModel(data, limit, cri)
+
+		r := newReader(limit)
+		header := 0
+		if cri {
+			header = len(fuzzCRIHeader) + 2
+		}
+		r.buf = make([]byte, limit+header+int(extra)%16+1) // small, to reach the overlong-line path
+		r.budget = int(extra)%5 + 1
+		path := filepath.Join(t.TempDir(), "0.log")
+		fd, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fd.Close()
+		format := FormatRaw
+		if cri {
+			format = FormatCRI
+		}
+		fl := &file{fd: fd, format: format}
+		var lines []got
+		sink := func(_ context.Context, b stream.Batch) error {
+			for _, l := range b.Lines {
+				lines = append(lines, got{Data: string(l.Data), Truncated: l.Truncated})
+			}
+			return nil
+		}
+		readAll := func(final bool) {
+			for rounds := 0; ; rounds++ {
+				if rounds > 10*len(content)+10 {
+					t.Fatal("no progress")
+				}
+				if err := r.readFile(context.Background(), fl, sink, final); err != nil {
+					t.Fatal(err)
+				}
+				if fl.atEOF {
+					return
+				}
+			}
+		}
+		c1, c2 := int(cut1)%(len(content)+1), int(cut2)%(len(content)+1)
+		if c1 > c2 {
+			c1, c2 = c2, c1
+		}
+		for _, chunk := range [][]byte{content[:c1], content[c1:c2], content[c2:]} {
+			if _, err := fd.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+			readAll(false)
+		}
+		readAll(true)
+		if len(lines) != len(want) {
+			t.Fatalf("got %d lines %+v, want %d %+v", len(lines), lines, len(want), want)
+		}
+		for i := range want {
+			if lines[i] != want[i] {
+				t.Fatalf("line %d: got %+v, want %+v", i, lines[i], want[i])
+			}
+		}
+		if fl.offset != int64(len(content)) {
+			t.Fatalf("offset %d after the final read, want %d", fl.offset, len(content))
+		}
+	})
+}
+
+// fuzzModel builds the file content for data and the lines it must yield.
+func fuzzModel(data []byte, limit int, cri bool) ([]byte, []got) {
+	parts := bytes.Split(data, []byte("\n"))
+	if len(parts[len(parts)-1]) == 0 {
+		parts = parts[:len(parts)-1] // data ended with a newline (or was empty)
+	}
+	var content []byte
+	var want []got
+	var pending []byte
+	inPiece := false
+	emit := func(b []byte) {
+		g := got{Data: string(b[:min(len(b), limit)]), Truncated: len(b) > limit}
+		want = append(want, g)
+	}
+	for i, p := range parts {
+		last := i == len(parts)-1 && !bytes.HasSuffix(data, []byte("\n"))
+		if !cri {
+			content = append(content, p...)
+			emit(p)
+		} else {
+			tag := "F"
+			if len(p) > 0 && p[0]&1 == 1 {
+				tag = "P"
+			}
+			content = append(append(append(content, fuzzCRIHeader...), tag+" "...), p...)
+			pending = append(pending, p...)
+			inPiece = true
+			if tag == "F" {
+				emit(pending)
+				pending, inPiece = pending[:0], false
+			}
+		}
+		if !last {
+			content = append(content, '\n')
+		}
+	}
+	if inPiece {
+		emit(pending)
+	}
+	return content, want
+}
