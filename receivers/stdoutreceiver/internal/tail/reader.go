@@ -70,6 +70,7 @@ func (r *reader) readFile(ctx context.Context, f *file, sink stream.Sink, final 
 		discarding bool       // dropping the rest of an overlong physical line
 		budget     = r.budget
 		start0     = f.offset
+		physStart  = f.offset // where the current physical line began
 	)
 	for {
 		n, err := f.fd.ReadAt(r.buf[filled:], bufOff+int64(filled))
@@ -84,7 +85,6 @@ func (r *reader) readFile(ctx context.Context, f *file, sink stream.Sink, final 
 			if nl < 0 {
 				break
 			}
-			lineStart := bufOff + int64(start)
 			if discarding {
 				discarding = false
 			} else {
@@ -96,8 +96,9 @@ func (r *reader) readFile(ctx context.Context, f *file, sink stream.Sink, final 
 				lineEnd, doneLines = bufOff+int64(start), len(r.lines)
 			case len(r.lines) > doneLines:
 				// Lines were finished before a new pending line began here.
-				lineEnd, doneLines = lineStart, len(r.lines)
+				lineEnd, doneLines = physStart, len(r.lines)
 			}
+			physStart = bufOff + int64(start)
 			if len(r.lines) >= maxBatchLines || len(r.arena) >= maxBatchBytes {
 				if err := r.flush(ctx, f, sink, doneLines, lineEnd); err != nil {
 					return err

@@ -40,6 +40,18 @@ func TestFormats(t *testing.T) {
 			},
 		},
 		{
+			name:   "cri pieces of two streams interleaved",
+			format: FormatCRI,
+			content: ts1 + " stdout P out-a \n" +
+				ts2 + " stderr F err\n" +
+				ts2 + " stdout F out-b\n",
+			want: []got{
+				{Data: "out-a ", Time: mustTime(ts1), Stream: "stdout"},
+				{Data: "err", Time: mustTime(ts2), Stream: "stderr"},
+				{Data: "out-b", Time: mustTime(ts2), Stream: "stdout"},
+			},
+		},
+		{
 			name:   "docker with split line and escapes",
 			format: FormatDocker,
 			content: `{"log":"{\"msg\":\"a \\\"quoted\\\" \u003cb\u003e\"}\n","stream":"stdout","time":"` + ts1 + `"}` + "\n" +
@@ -505,5 +517,29 @@ func TestConfigValidate(t *testing.T) {
 		if err := c.Validate(); err == nil {
 			t.Errorf("case %d: invalid config accepted: %+v", i, c)
 		}
+	}
+}
+
+// The offset committed with a batch is never inside a logical line, also
+// when a line is finished by a piece of the other stream starting.
+func TestOffsetStaysOnLineBoundary(t *testing.T) {
+	_, path := tempLog(t, "0.log")
+	first := "2024-05-06T07:08:09Z stdout P a\n"
+	writeFile(t, path, first+"2024-05-06T07:08:09Z stderr P b\n")
+	fd, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	f := &file{fd: fd, format: FormatCRI}
+	c := newCollector()
+	if err := newReader(1024).readFile(context.Background(), f, c.sink, false); err != nil {
+		t.Fatal(err)
+	}
+	if lines := c.snapshot(); len(lines) != 1 || lines[0].Data != "a" {
+		t.Fatalf("lines %+v, want the stdout piece alone", lines)
+	}
+	if f.offset != int64(len(first)) {
+		t.Fatalf("offset %d, want %d (the start of the pending stderr piece)", f.offset, len(first))
 	}
 }
