@@ -5,29 +5,51 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
 
-// BenchmarkReadCRI measures the file reader on ~300-byte pino lines in CRI
-// format (every 10th split into P+F pieces), from disk (page cache) to Sink.
-func BenchmarkReadCRI(b *testing.B) {
-	const lines = 100000
-	path := filepath.Join(b.TempDir(), "0.log")
-	var sb strings.Builder
-	pad := strings.Repeat("x", 180)
-	for i := 0; i < lines; i++ {
-		ts := fmt.Sprintf("2024-05-06T07:08:%02d.%09dZ", i%60, i)
-		msg := fmt.Sprintf(`{"level":30,"time":1714979289%03d,"pid":7,"hostname":"api-1","reqId":"req-%d","msg":"request completed %s"}`, i%1000, i, pad)
-		if i%10 == 0 {
-			fmt.Fprintf(&sb, "%s stdout P %s\n%s stdout F %s\n", ts, msg[:100], ts, msg[100:])
-		} else {
-			fmt.Fprintf(&sb, "%s stdout F %s\n", ts, msg)
+const benchLines = 100000
+
+// benchPino returns the i-th ~300-byte pino line.
+func benchPino(i int) string {
+	return fmt.Sprintf(`{"level":30,"time":1714979289%03d,"pid":7,"hostname":"api-1","reqId":"req-%d","msg":"request completed %s"}`,
+		i%1000, i, strings.Repeat("x", 180))
+}
+
+func benchTime(i int) string { return fmt.Sprintf("2024-05-06T07:08:%02d.%09dZ", i%60, i) }
+
+// BenchmarkRead measures the file reader from the page cache to the Sink on
+// ~300-byte pino lines: CRI (every 10th line split into P+F pieces) and
+// docker json-file.
+func BenchmarkRead(b *testing.B) {
+	b.Run("cri", func(b *testing.B) {
+		var sb strings.Builder
+		for i := 0; i < benchLines; i++ {
+			ts, msg := benchTime(i), benchPino(i)
+			if i%10 == 0 {
+				fmt.Fprintf(&sb, "%s stdout P %s\n%s stdout F %s\n", ts, msg[:100], ts, msg[100:])
+			} else {
+				fmt.Fprintf(&sb, "%s stdout F %s\n", ts, msg)
+			}
 		}
-	}
-	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		benchRead(b, FormatCRI, sb.String())
+	})
+	b.Run("docker", func(b *testing.B) {
+		var sb strings.Builder
+		for i := 0; i < benchLines; i++ {
+			fmt.Fprintf(&sb, `{"log":%s,"stream":"stdout","time":"%s"}`+"\n", strconv.Quote(benchPino(i)+"\n"), benchTime(i))
+		}
+		benchRead(b, FormatDocker, sb.String())
+	})
+}
+
+func benchRead(b *testing.B, format, content string) {
+	path := filepath.Join(b.TempDir(), "0.log")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	fd, err := os.Open(path)
@@ -41,20 +63,20 @@ func BenchmarkReadCRI(b *testing.B) {
 		got += len(batch.Lines)
 		return nil
 	}
-	b.SetBytes(int64(sb.Len()))
+	b.SetBytes(int64(len(content)))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
-		f := &file{fd: fd, format: FormatCRI}
+		f := &file{fd: fd, format: format}
 		got = 0
-		for !f.atEOF || got < lines {
+		for !f.atEOF {
 			if err := r.readFile(context.Background(), f, sink, false); err != nil {
 				b.Fatal(err)
 			}
 		}
-		if got != lines {
-			b.Fatalf("read %d lines, want %d", got, lines)
+		if got != benchLines {
+			b.Fatalf("read %d lines, want %d", got, benchLines)
 		}
 	}
-	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+	b.ReportMetric(float64(benchLines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
 }

@@ -20,6 +20,15 @@
 //     Do not let include match the copies (e.g. *.log.1), or they are
 //     shipped a second time.
 //
+// Files are found by polling (poll_interval): a file that is created and
+// rotated away between two polls is never seen, which kubelet (at most one
+// rotation per 10 s) and logrotate do not do. Files rotated while the sidecar
+// was down are found again beside their checkpointed path and finished.
+//
+// CRI writes both streams to one file; pieces (P) of a stdout line are
+// joined until its F, and a piece of the other stream in between ends the
+// pending line unjoined rather than mixing the streams.
+//
 // Start position: a file found on the first poll that the checkpoint does
 // not know starts at start_at (default end: a sidecar restarted without its
 // checkpoint on a long-lived node must not re-ship days of logs). When a

@@ -543,3 +543,29 @@ func TestOffsetStaysOnLineBoundary(t *testing.T) {
 		t.Fatalf("offset %d, want %d (the start of the pending stderr piece)", f.offset, len(first))
 	}
 }
+
+// With max_open_files reached, further files wait; a deleted file is read
+// to its end and let go, which frees its place.
+func TestMaxOpenFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
+	writeFile(t, a, "a1\n")
+	writeFile(t, b, "b1\n")
+	c := newCollector()
+	cfg := cfgFor(filepath.Join(dir, "*.log"))
+	cfg.Format = FormatRaw
+	cfg.MaxOpenFiles = 1
+	startTailer(t, cfg, Settings{}, c)
+	c.waitCount(t, 1)
+	appendFile(t, a, "a2 without newline")
+	if err := os.Remove(a); err != nil { // still open: the tailer finishes it
+		t.Fatal(err)
+	}
+	lines := c.waitCount(t, 3)
+	want := []string{"a1", "a2 without newline", "b1"}
+	for i, l := range lines {
+		if l.Data != want[i] {
+			t.Fatalf("got %+v, want %q", lines, want)
+		}
+	}
+}
