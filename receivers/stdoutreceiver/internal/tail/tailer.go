@@ -109,6 +109,7 @@ type file struct {
 	atEOF    bool      // the latest round read everything there was
 	readSize int64     // size and mtime when the latest round started:
 	readMod  time.Time // unchanged, an idle file costs one fstat per round
+	failing  bool      // the latest read failed (and was logged)
 	globSize int64     // size at the latest glob, to tell a finished rotated file
 }
 
@@ -405,11 +406,13 @@ func (t *Tailer) round(ctx context.Context) (more bool) {
 			return false
 		}
 		if err := t.read(ctx, f, false); err != nil {
-			if !errors.Is(err, context.Canceled) {
+			if !errors.Is(err, context.Canceled) && !f.failing { // once, not every round
+				f.failing = true
 				t.set.Logger.Warn("Cannot read log file", zap.String("path", f.path), zap.Error(err))
 			}
 			continue
 		}
+		f.failing = false
 		more = more || !f.atEOF
 	}
 	return more
