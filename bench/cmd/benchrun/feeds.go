@@ -209,7 +209,8 @@ func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.
 			for td := range work {
 				b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 				if err == nil {
-					err = export(ctx, td, b)
+					// Requests already built are sent even as the load ends.
+					err = export(context.WithoutCancel(ctx), td, b)
 				}
 				if err != nil {
 					refused.add(err)

@@ -113,6 +113,7 @@ func writeReport(o options, run runInfo, results []result) error {
 		if !sc.fixedOnly {
 			row("peak RSS MB at max rate", phaseMax, func(r result) float64 { return mb(r.PeakRSSKB) }, "%.1f", 1)
 		}
+		row("bytes sent to Axiom per delivered event (compressed)", phaseFixed, func(r result) float64 { return r.WireBytesPerEvent }, "%.1f", 1)
 		row("latency p50 ms (written → at sink)", phaseFixed, func(r result) float64 { return r.LatencyP50ms }, "%.0f", 1)
 		row("latency p99 ms", phaseFixed, func(r result) float64 { return r.LatencyP99ms }, "%.0f", 1)
 		if !sc.fixedOnly {

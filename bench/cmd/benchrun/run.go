@@ -80,10 +80,13 @@ type result struct {
 	LatencyP50ms float64
 	LatencyP99ms float64
 	LatencyCount int64
-	SinkCPUPct   float64 // sink CPU, % of one core, while loaded
-	LoadCPUPct   float64 // this process (load generators) CPU, % of one core
-	Series       string  // CSV file name
-	Note         string  `json:",omitempty"`
+	// WireBytesPerEvent is request body bytes as sent (compressed) per event
+	// that reached the sink: what shipping costs in egress.
+	WireBytesPerEvent float64
+	SinkCPUPct        float64 // sink CPU, % of one core, while loaded
+	LoadCPUPct        float64 // this process (load generators) CPU, % of one core
+	Series            string  // CSV file name
+	Note              string  `json:",omitempty"`
 }
 
 func (r result) summary() string {
@@ -297,6 +300,9 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 		r.CPUPerMillion = r.CPUSeconds / float64(events) * 1e6
 	}
 	r.PeakRSSKB = after.PeakRSSKB
+	if delivered := final.Logs + final.Spans; delivered > 0 {
+		r.WireBytesPerEvent = float64(final.Wire) / float64(delivered)
+	}
 	r.LatencyP50ms, r.LatencyP99ms, r.LatencyCount = final.Latency.P50ms, final.Latency.P99ms, final.Latency.Count
 	r.SinkCPUPct = 100 * (sinkAfterLoad.CPUSeconds - sinkBefore.CPUSeconds) / r.LoadSeconds
 	r.LoadCPUPct = 100 * (selfAfter - selfBefore) / r.LoadSeconds
@@ -410,6 +416,7 @@ func stopProcess(cmd *exec.Cmd) {
 
 type sinkState struct {
 	Logs, Spans, Rejected int64
+	Wire                  int64 `json:"wireBytes"`
 	Latency               struct {
 		Count        int64
 		P50ms, P99ms float64

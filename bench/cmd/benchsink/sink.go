@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -21,6 +22,8 @@ type sink struct {
 	fake    *axiomtest.Server
 	measure bool
 
+	wire atomic.Int64 // request body bytes as sent (compressed)
+
 	mu      sync.Mutex
 	hist    histogram
 	badBody int64 // bodies the latency decoder could not read (the fake judges them)
@@ -32,7 +35,8 @@ type Stats struct {
 	Spans    int64   `json:"spans"` // OTLP spans accepted
 	Requests int64   `json:"requests"`
 	Rejected int64   `json:"rejected"`
-	Bytes    int64   `json:"bytes"`
+	Bytes    int64   `json:"bytes"`     // uncompressed
+	Wire     int64   `json:"wireBytes"` // as sent, compressed
 	Latency  Latency `json:"latency"`
 	BadBody  int64   `json:"badBody"`
 }
@@ -49,7 +53,7 @@ func (s *sink) serveStats(w http.ResponseWriter, _ *http.Request) {
 	t := s.fake.Stats().Total
 	s.mu.Lock()
 	st := Stats{
-		Logs: t.Events + t.LogRecords, Spans: t.Spans, Requests: t.Requests, Rejected: t.Rejected, Bytes: t.Bytes,
+		Logs: t.Events + t.LogRecords, Spans: t.Spans, Requests: t.Requests, Rejected: t.Rejected, Bytes: t.Bytes, Wire: s.wire.Load(),
 		Latency: s.hist.summary(), BadBody: s.badBody,
 	}
 	s.mu.Unlock()
@@ -60,7 +64,12 @@ func (s *sink) serveStats(w http.ResponseWriter, _ *http.Request) {
 // wrap measures latency on a copy of the body before the fake handles it.
 func (s *sink) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.measure || r.Method != http.MethodPost {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !s.measure {
+			r.Body = &countingBody{ReadCloser: r.Body, n: &s.wire}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -70,6 +79,7 @@ func (s *sink) wrap(next http.Handler) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		s.wire.Add(int64(len(body)))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		stamps, ok := eventTimes(r, body)
 		s.mu.Lock()
@@ -82,6 +92,18 @@ func (s *sink) wrap(next http.Handler) http.Handler {
 		s.mu.Unlock()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// countingBody counts the bytes read from a request body.
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // eventTimes returns the event timestamps (Unix ns) in a request body.

@@ -106,6 +106,9 @@ func TestLatencyFromEachKindOfBody(t *testing.T) {
 	if st.Logs != 5 || st.Spans != 1 || st.BadBody != 0 {
 		t.Fatalf("counts: %+v", st)
 	}
+	if st.Wire <= 0 || st.Wire >= st.Bytes {
+		t.Fatalf("wire bytes %d should be positive and below the uncompressed %d", st.Wire, st.Bytes)
+	}
 	if st.Latency.Count != 6 {
 		t.Fatalf("latency samples = %d, want 6", st.Latency.Count)
 	}
