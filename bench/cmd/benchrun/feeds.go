@@ -189,7 +189,7 @@ func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.
 				for i := s; ctx.Err() == nil; i++ {
 					k := i % len(reqs)
 					if err := export(ctx, reqs[k], bodies[k]); err != nil {
-						if ctx.Err() == nil {
+						if !ended(ctx) {
 							refused.add(err)
 							time.Sleep(10 * time.Millisecond) // refused (backpressure): back off briefly
 						}
@@ -271,6 +271,14 @@ func (r *refusals) err() error {
 		return nil
 	}
 	return fmt.Errorf("%d span exports refused or failed (not counted as sent), first: %w", r.n, r.first)
+}
+
+// ended reports whether the load's time is up: a request cut off by the
+// deadline is not a refusal. (A per-request timeout derived from ctx may
+// fire a moment before ctx itself reports the deadline.)
+func ended(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ctx.Err() != nil || (ok && !time.Now().Before(dl))
 }
 
 func httpSpanExporter(endpoint string) spanExporter {
