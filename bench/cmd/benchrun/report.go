@@ -116,6 +116,7 @@ func writeReport(o options, run runInfo, results []result) error {
 		}
 		row(fmt.Sprintf("CPU s per million events at %d/s", sc.fixedRate), phaseFixed, func(r result) float64 { return r.CPUPerMillion }, "%.2f", 1)
 		row("idle RSS MB", phaseFixed, func(r result) float64 { return mb(r.IdleRSSKB) }, "%.1f", 1)
+		row("idle CPU, ms per second", phaseFixed, func(r result) float64 { return r.IdleCPUms }, "%.1f", 1)
 		row(fmt.Sprintf("peak RSS MB at %d/s", sc.fixedRate), phaseFixed, func(r result) float64 { return mb(r.PeakRSSKB) }, "%.1f", 1)
 		if !sc.fixedOnly {
 			row("peak RSS MB at max rate", phaseMax, func(r result) float64 { return mb(r.PeakRSSKB) }, "%.1f", 1)

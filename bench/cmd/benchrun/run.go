@@ -28,6 +28,9 @@ const (
 	phaseMax     = "max"   // as fast as possible: sustained events/s
 )
 
+// idleWindow is how long idle CPU is measured (CPU times tick at 10 ms).
+const idleWindow = 4 * time.Second
+
 // sampleEvery is the time-series resolution.
 const sampleEvery = 250 * time.Millisecond
 
@@ -76,6 +79,7 @@ type result struct {
 	// shared, busy machine does not give the wall-clock figure.
 	PerCPUSecond float64
 	IdleRSSKB    int64
+	IdleCPUms    float64 // CPU ms per second while idle
 	PeakRSSKB    int64
 	LatencyP50ms float64
 	LatencyP99ms float64
@@ -201,11 +205,19 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 			return err
 		}
 	}
-	idle, err := procstat.Read(pid)
+	// Idle CPU: what the collector burns with nothing to do (timers, GC,
+	// polling), over idleWindow; it weighs on every fixed-rate figure.
+	before, err := procstat.Read(pid)
 	if err != nil {
 		return err
 	}
+	time.Sleep(idleWindow)
+	idle, err := procstat.Read(pid)
+	if err != nil {
+		return fmt.Errorf("%s died while idle; see %s", coll, logPath)
+	}
 	r.IdleRSSKB = idle.RSSKB
+	r.IdleCPUms = (idle.CPUSeconds - before.CPUSeconds) * 1000 / idleWindow.Seconds()
 
 	rate := 0
 	if phase == phaseFixed {
