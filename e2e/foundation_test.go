@@ -28,8 +28,6 @@ import (
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
 
-const testToken = "xaat-e2e-test-token-0123456789"
-
 // otlpConfig is a sidecar config with the OTLP receiver on the given
 // addresses and the axiom exporter pointed at url; extra is YAML merged into
 // the axiom exporter's settings (indented by 4 spaces).
@@ -40,20 +38,13 @@ receivers:
     protocols:
       grpc: {endpoint: %s}
       http: {endpoint: %s}
-exporters:
-  axiom:
-    url: %s
-    token: %s
-    logs_dataset: app-logs
-    traces_dataset: app-traces
-%s
-service:
+%sservice:
   pipelines:
     logs: {receivers: [otlp], exporters: [axiom]}
     traces: {receivers: [otlp], exporters: [axiom]}
   telemetry:
     metrics: {level: none}
-`, grpcAddr, httpAddr, url, testToken, extra)
+`, grpcAddr, httpAddr, axiomExporter(url, extra))
 }
 
 func newResource() *resource.Resource {

@@ -44,19 +44,13 @@ processors:
         match: {kind: [client], attributes: {db.system: redis}, operation: [GET]}
         probability: 0.25
     summaries: {interval: 1s}
-exporters:
-  axiom:
-    url: %s
-    token: %s
-    logs_dataset: app-logs
-    traces_dataset: app-traces
-service:
+%sservice:
   pipelines:
     traces: {receivers: [otlp], processors: [sampling], exporters: [axiom]}
     logs: {receivers: [otlp], processors: [sampling], exporters: [axiom]}
   telemetry:
     metrics: {level: none}
-`, grpcAddr, httpAddr, fake.URL(), testToken))
+`, grpcAddr, httpAddr, axiomExporter(fake.URL())))
 	s.WaitListening(t, grpcAddr)
 
 	exp, err := otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(grpcAddr), otlptracegrpc.WithInsecure())
@@ -207,18 +201,12 @@ processors:
         probability: 0.125
         keep_if: {errors: true}
     summaries: {interval: 1h}
-exporters:
-  axiom:
-    url: %s
-    token: %s
-    logs_dataset: app-logs
-    traces_dataset: app-traces
-service:
+%sservice:
   pipelines:
     logs: {receivers: [stdout], processors: [sampling], exporters: [axiom]}
   telemetry:
     metrics: {level: none}
-`, fake.URL(), testToken), WithStdin())
+`, axiomExporter(fake.URL())), WithStdin())
 
 	const health, failing, other = 4000, 40, 1000
 	w := bufio.NewWriter(s.Stdin)

@@ -27,19 +27,13 @@ receivers:
       format: cri
       start_at: beginning
       poll_interval: 50ms
-exporters:
-  axiom:
-    url: %s
-    token: %s
-    logs_dataset: app-logs
-    traces_dataset: app-traces
-service:
+%sservice:
   extensions: [file_storage]
   pipelines:
     logs: {receivers: [stdout], exporters: [axiom]}
   telemetry:
     metrics: {level: none}
-`, storageDir, filepath.Join(logDir, "*.log"), url, testToken)
+`, storageDir, filepath.Join(logDir, "*.log"), axiomExporter(url))
 }
 
 // criWriter writes pino lines in the CRI format containerd writes to

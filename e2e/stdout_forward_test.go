@@ -30,19 +30,12 @@ receivers:
     forward:
       endpoint: %s
       unix_socket: %s
-exporters:
-  axiom:
-    url: %s
-    token: %s
-    logs_dataset: app-logs
-    traces_dataset: app-traces
-%s
-service:
+%sservice:
   pipelines:
     logs: {receivers: [stdout], exporters: [axiom]}
   telemetry:
     metrics: {level: none}
-`, addr, sock, url, testToken, strings.Join(exporterExtra, "\n"))
+`, addr, sock, axiomExporter(url, exporterExtra...))
 }
 
 // socketPath returns a unix socket path short enough for sun_path, in a

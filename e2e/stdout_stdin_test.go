@@ -21,20 +21,13 @@ func stdinConfig(url, stdin string, exporterExtra ...string) string {
 receivers:
   stdout:
     stdin: %s
-exporters:
-  axiom:
-    url: %s
-    token: %s
-    logs_dataset: app-logs
-    traces_dataset: app-traces
-%s
-service:
+%sservice:
   pipelines:
     logs: {receivers: [stdout], exporters: [axiom]}
     traces: {receivers: [stdout], exporters: [axiom]}
   telemetry:
     metrics: {level: none}
-`, stdin, url, testToken, strings.Join(exporterExtra, "\n"))
+`, stdin, axiomExporter(url, exporterExtra...))
 }
 
 // pinoLogger writes lines the way pino does: the fixed prefix
