@@ -94,6 +94,7 @@ func drawScenario(dir, scenario string) error {
 		}
 	}
 	for _, p := range []*plot.Plot{rate, rss} {
+		p.Y.Tick.Marker = wholeNumbers{}
 		p.Legend.Top = true
 		p.Add(plotter.NewGrid())
 	}
@@ -114,6 +115,19 @@ func drawScenario(dir, scenario string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// wholeNumbers labels ticks like plot.DefaultTicks, without decimals.
+type wholeNumbers struct{}
+
+func (wholeNumbers) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', 0, 64)
+		}
+	}
+	return ticks
 }
 
 type series struct{ rate, rss plotter.XYs }
