@@ -159,6 +159,14 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return err
 	}
+	// Keep the exact config next to the results, for anyone checking fairness.
+	kept := filepath.Join(o.out, "configs", fmt.Sprintf("%s-%s.yaml", sc.name, coll))
+	if err := os.MkdirAll(filepath.Dir(kept), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(kept, []byte(cfg), 0o644); err != nil {
+		return err
+	}
 
 	cmd := collectorCommand(o.cpu, bin, cfgPath)
 	logPath := filepath.Join(o.out, "logs", fmt.Sprintf("%s-%s-%s.log", sc.name, coll, phase))
