@@ -75,6 +75,55 @@ func BenchmarkProcessTraces(b *testing.B) {
 	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "spans/s")
 }
 
+// BenchmarkProcessRequests measures batches shaped like an HTTP service using
+// Redis: per request 8 Redis CLIENT children, then their SERVER root, 111
+// requests (999 spans) per batch. Every iteration gets new trace ids, so the
+// recent-parent window fills and rotates as in production.
+func BenchmarkProcessRequests(b *testing.B) {
+	s, err := newSampler(benchConfig(), processortest.NewNopSettings(componentType))
+	if err != nil {
+		b.Fatal(err)
+	}
+	gen := newSpanGen(1)
+	src, spans := newBatch("shop")
+	names := []string{"GET", "SET", "MGET", "HGETALL"}
+	for r := 0; r < 111; r++ {
+		tid, rootID := gen.traceID(), gen.spanID()
+		for c := 0; c < 8; c++ {
+			gen.redisLeaf(spans, tid, rootID, 400_000).SetName(names[c%len(names)])
+		}
+		root := spans.AppendEmpty()
+		root.SetTraceID(tid)
+		root.SetSpanID(rootID)
+		root.SetName("GET /api/orders/:id")
+		root.SetKind(ptrace.SpanKindServer)
+		root.SetStartTimestamp(1_000_000_000)
+		root.SetEndTimestamp(1_005_000_000)
+		root.Attributes().PutStr("http.request.method", "GET")
+		root.Attributes().PutStr("http.route", "/api/orders/:id")
+		root.Attributes().PutInt("http.response.status_code", 200)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		td := ptrace.NewTraces()
+		src.CopyTo(td)
+		batch := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		for k := 0; k < batch.Len(); k++ {
+			sp := batch.At(k)
+			tid := sp.TraceID()
+			tid[8] ^= byte(i)
+			tid[9] ^= byte(i >> 8)
+			tid[10] ^= byte(i >> 16)
+			sp.SetTraceID(tid)
+		}
+		b.StartTimer()
+		_, _ = s.processTraces(b.Context(), td)
+	}
+	b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
+}
+
 // BenchmarkDecideLog measures the per-record decision path on raw JSON
 // stdout lines: a body-field rule for health checks, then an unmatched line.
 func BenchmarkDecideLog(b *testing.B) {

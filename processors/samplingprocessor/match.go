@@ -412,8 +412,19 @@ type spanView struct {
 	span      ptrace.Span
 	resAttrs  pcommon.Map
 	service   string
-	operation string
+	operation string // valid when opKnown; see op
+	opKnown   bool
 	isError   bool
+}
+
+// op returns the span's operation, computed on first use: it costs two
+// attribute lookups, which spans no operation-matching rule sees skip.
+func (v *spanView) op() string {
+	if !v.opKnown {
+		v.operation = spanOperation(v.span)
+		v.opKnown = true
+	}
+	return v.operation
 }
 
 func (m *matcher) matchSpan(v *spanView) bool {
@@ -436,7 +447,7 @@ func (m *matcher) matchSpan(v *spanView) bool {
 	if len(m.operations) > 0 {
 		found := false
 		for _, op := range m.operations {
-			if strings.EqualFold(op, v.operation) {
+			if strings.EqualFold(op, v.op()) {
 				found = true
 				break
 			}

@@ -33,8 +33,10 @@ type keepCond struct {
 	priority bool
 }
 
-func (k keepCond) keepSpan(sp ptrace.Span, isError bool, dur int64) bool {
-	return (k.errors && isError) || (k.minDur > 0 && dur >= k.minDur) || (k.priority && hasPriority(sp.Attributes()))
+// keepSpanFields is keepCond for spans without the priority attribute,
+// which costs an attribute scan and is checked separately (see exempt).
+func (k keepCond) keepSpanFields(isError bool, dur int64) bool {
+	return (k.errors && isError) || (k.minDur > 0 && dur >= k.minDur)
 }
 
 func (k keepCond) keepLog(rec plog.LogRecord, isError bool) bool {

@@ -146,6 +146,40 @@ func TestRecentParentsWindow(t *testing.T) {
 	}
 }
 
+// TestRecentParentsModel checks the table (and the filter in front of it)
+// against two plain sets, with repeated keys and many generation turns:
+// every remembered id is found and no other is.
+func TestRecentParentsModel(t *testing.T) {
+	const limit = 300
+	r := newRecentParents(limit)
+	cur, old := map[uint64]bool{}, map[uint64]bool{}
+	rnd := newSpanGen(3).rnd
+	for i := 0; i < 20*limit; i++ {
+		k := rnd.Uint64N(4*limit) + 1 // small key space: repeats, also across generations
+		if rnd.IntN(4) == 0 {
+			k = rnd.Uint64() | 1
+		}
+		for rep := rnd.IntN(3); rep >= 0; rep-- { // siblings add the same parent in a row
+			r.add(k)
+		}
+		if !cur[k] {
+			if len(cur) >= limit {
+				cur, old = map[uint64]bool{}, cur
+			}
+			cur[k] = true
+		}
+		for j := 0; j < 4; j++ {
+			q := rnd.Uint64N(4*limit) + 1
+			if want := cur[q] || old[q]; r.has(q) != want {
+				t.Fatalf("step %d: has(%d) = %v, want %v", i, q, !want, want)
+			}
+		}
+		if !r.has(k) {
+			t.Fatalf("step %d: %d forgotten right after adding it", i, k)
+		}
+	}
+}
+
 // TestSummaries sends a known mix through spans and logs rules with short
 // summary intervals and checks that the summary events add up exactly.
 func TestSummaries(t *testing.T) {

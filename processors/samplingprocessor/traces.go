@@ -15,7 +15,7 @@ import (
 func (s *sampler) decideSpan(v *spanView) decision {
 	sp := v.span
 	var r *rule
-	v.operation = spanOperation(sp)
+	v.opKnown = false
 	for _, cand := range s.rules {
 		if cand.match.matchSpan(v) {
 			r = cand
@@ -45,8 +45,7 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	}
 
 	var target *thresholdInfo
-	exempt := s.always.keepSpan(sp, v.isError, dur) || r.keepIf.keepSpan(sp, v.isError, dur) || s.protected(sp, r)
-	if !exempt {
+	if !s.exempt(sp, r, v.isError, dur) {
 		if r.dyn != nil {
 			target = &pow2Info[r.dyn.state(r.dyn.keyHash(v)).exp]
 		} else {
@@ -85,22 +84,32 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	case sp.Status().Code() == ptrace.StatusCodeOk:
 		status = "ok"
 	}
-	stats := s.summaries.stats(summaryKey{signal: signalTraces, rule: r.index, service: v.service, operation: v.operation, status: status})
+	stats := s.summaries.stats(summaryKey{signal: signalTraces, rule: r.index, service: v.service, operation: v.op(), status: status})
 	stats.add(d.keep, v.isError, d.weight)
 	stats.addDuration(dur)
 	return d
 }
 
-// protected reports whether structure forbids r to drop sp: roots, SERVER and
-// CONSUMER spans, and spans recently seen as a parent. Only a rule whose kind
-// list names SERVER or CONSUMER may drop spans of that kind.
-func (s *sampler) protected(sp ptrace.Span, r *rule) bool {
-	kind := sp.Kind()
-	if r.liftKind&(1<<uint(kind)) != 0 {
-		return false
+// exempt reports whether sp is kept whatever its randomness: by always_keep,
+// by the rule's keep_if, or by structure (roots, SERVER and CONSUMER spans,
+// spans recently seen as a parent; only a rule whose kind list names SERVER
+// or CONSUMER may drop spans of that kind). The checks run cheapest first:
+// the span's own fields, then the attribute scan for sampling.priority, and
+// last the parent window, whose lookup is a likely cache miss, so that it is
+// only paid for spans that would otherwise be sampled.
+func (s *sampler) exempt(sp ptrace.Span, r *rule, isError bool, dur int64) bool {
+	if s.always.keepSpanFields(isError, dur) || r.keepIf.keepSpanFields(isError, dur) {
+		return true
 	}
-	return kind == ptrace.SpanKindServer || kind == ptrace.SpanKindConsumer ||
-		sp.ParentSpanID().IsEmpty() || s.parents.has(parentKey(sp.TraceID(), sp.SpanID()))
+	kind := sp.Kind()
+	structureApplies := r.liftKind&(1<<uint(kind)) == 0
+	if structureApplies && (kind == ptrace.SpanKindServer || kind == ptrace.SpanKindConsumer || sp.ParentSpanID().IsEmpty()) {
+		return true
+	}
+	if (s.always.priority || r.keepIf.priority) && hasPriority(sp.Attributes()) {
+		return true
+	}
+	return structureApplies && s.parents.has(parentKey(sp.TraceID(), sp.SpanID()))
 }
 
 func spanIsError(sp ptrace.Span) bool {
@@ -124,7 +133,7 @@ func (d *dynamicRule) keyHash(v *spanView) uint64 {
 		case "span.name", "name":
 			h = h.str(v.span.Name())
 		case "operation":
-			h = h.str(v.operation)
+			h = h.str(v.op())
 		case "service.name":
 			h = h.str(v.service)
 		case "status":
