@@ -49,7 +49,7 @@ type summaryTable struct {
 	start     time.Time
 	// recent is a direct-mapped cache in front of groups: hashing three
 	// strings per item costs more than the rest of a decision.
-	recent [16]struct {
+	recent [64]struct {
 		key   summaryKey
 		stats *summaryStats
 	}
@@ -63,13 +63,24 @@ func newSummaryTable(maxGroups int, start time.Time) *summaryTable {
 // table does not pin request buffers) or falling back to the rule's overflow
 // group when the table is full.
 func (t *summaryTable) stats(k summaryKey) *summaryStats {
-	c := &t.recent[(k.rule*7+len(k.service)*5+len(k.operation)*3+len(k.status)+int(k.signal))&15]
+	c := &t.recent[k.recentSlot()]
 	if c.stats != nil && c.key == k {
 		return c.stats
 	}
 	st := t.lookup(k)
 	c.key, c.stats = k, st
 	return st
+}
+
+// recentSlot picks k's entry in summaryTable.recent without hashing whole
+// strings. Operations tell most groups apart and often have the same length
+// (GET, SET), so their first and last bytes count too.
+func (k *summaryKey) recentSlot() int {
+	h := uint32(k.rule*7 + len(k.service)*5 + len(k.status) + int(k.signal))
+	if op := k.operation; op != "" {
+		h += uint32(len(op)*3 + int(op[0])*11 + int(op[len(op)-1])*13)
+	}
+	return int(h * 0x9e3779b1 >> 26) // top 6 bits: 0..63
 }
 
 func (t *summaryTable) lookup(k summaryKey) *summaryStats {
