@@ -42,3 +42,29 @@ func BenchmarkDecodePino(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batchSize), "ns/line")
 	b.ReportMetric(float64(size)/batchSize, "bytes/line")
 }
+
+// BenchmarkDecodeCRI decodes the same lines as a tailed CRI file hands them
+// over: each with the runtime's timestamp and the stream, so every record
+// also carries the log.iostream attribute.
+func BenchmarkDecodeCRI(b *testing.B) {
+	const batchSize = 1024
+	lines := make([]stream.Line, batchSize)
+	size := 0
+	seen := time.Now()
+	for i := range lines {
+		lines[i] = stream.Line{Data: benchPinoLine(i), Time: seen, Stream: "stdout"}
+		size += len(lines[i].Data)
+	}
+	d := New(Options{Traces: true})
+	batch := stream.Batch{Attrs: []stream.Attr{{Key: "log.file.path", Value: "/var/log/pods/shop/app/0.log"}}, Lines: lines}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		out := d.Decode(batch, nil, seen)
+		if out.Stats.JSON != batchSize {
+			b.Fatalf("stats %+v", out.Stats)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batchSize), "ns/line")
+}
