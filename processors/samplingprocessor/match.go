@@ -446,8 +446,9 @@ func (m *matcher) matchSpan(v *spanView) bool {
 	}
 	if len(m.operations) > 0 {
 		found := false
+		spanOp := v.op()
 		for _, op := range m.operations {
-			if strings.EqualFold(op, v.op()) {
+			if strings.EqualFold(op, spanOp) {
 				found = true
 				break
 			}

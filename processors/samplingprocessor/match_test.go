@@ -154,3 +154,29 @@ func TestMatchDoesNotAllocate(t *testing.T) {
 		t.Errorf("allocations per match: %v", allocs)
 	}
 }
+
+// TestDynamicKeyOperation checks that a dynamic rule keyed by operation sees
+// each span's own operation, worked out on first use in every decision.
+func TestDynamicKeyOperation(t *testing.T) {
+	d := newDynamicRule(&RuleConfig{TargetPerSecond: 1, Key: []string{"operation"}})
+	_, spans := newBatch("shop")
+	gen := newSpanGen(2)
+	get := gen.redisLeaf(spans, gen.traceID(), gen.spanID(), 1000)
+	set := gen.redisLeaf(spans, gen.traceID(), gen.spanID(), 1000)
+	set.SetName("SET k")
+	named := gen.redisLeaf(spans, gen.traceID(), gen.spanID(), 1000)
+	named.SetName("SET k")
+	named.Attributes().PutStr("db.operation.name", "GET")
+
+	var v spanView
+	hash := func(sp ptrace.Span) uint64 {
+		v.span, v.opKnown = sp, false // as decideSpan starts every span
+		return d.keyHash(&v)
+	}
+	if hash(get) == hash(set) {
+		t.Fatal("GET and SET spans share a key")
+	}
+	if hash(get) != hash(named) {
+		t.Fatal("db.operation.name GET and span name GET give different keys")
+	}
+}
