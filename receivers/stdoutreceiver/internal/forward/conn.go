@@ -24,10 +24,10 @@ func (e sinkError) Unwrap() error { return e.err }
 
 // conn decodes one client connection. Lines are copied into arena, a buffer
 // of fixed capacity (so lines can point into it), and handed to the Sink in
-// batches of consecutive records with equal attributes. A batch is flushed
-// when the client has nothing more buffered, when it is full, or when the
-// attributes change; frames that asked for an ack are acknowledged after the
-// flush that delivered their last record.
+// batches of consecutive records with equal attributes. A batch is delivered
+// when reading on would wait for the client (see source), when it is full,
+// or when the attributes change; frames that asked for an ack are
+// acknowledged after the delivery that held their last record.
 type conn struct {
 	s       *Server
 	w       io.Writer
@@ -38,10 +38,15 @@ type conn struct {
 	rec  record
 	acks []string // chunks of decoded frames waiting for the next flush
 
-	arena    []byte
-	arenaBuf *[]byte // arena's pooled buffer, nil while idle
-	lines    []stream.Line
-	attrs    []stream.Attr // of every line in lines
+	arena []byte // from s.arenas, nil while the client is idle
+	lines []stream.Line
+	attrs []stream.Attr // of every line in lines
+	// betweenFrames is set while no frame is being decoded: only then may
+	// the idle connection give its arena back.
+	betweenFrames bool
+	// waitErr is what delivering before a wait failed with: the decoder
+	// only sees a read error.
+	waitErr error
 
 	partials partials
 
@@ -54,14 +59,25 @@ type conn struct {
 }
 
 func newConn(s *Server, r io.Reader, w io.Writer) *conn {
-	c := &conn{
-		s:       s,
-		w:       w,
-		r:       msgp.NewReaderSize(r, readBufferSize),
-		maxLine: s.maxLine,
-	}
+	c := &conn{s: s, w: w, maxLine: s.maxLine}
+	src := &source{r: r, tryRead: newTryRead(r), beforeWait: c.beforeWait}
+	c.r = msgp.NewReaderSize(src, readBufferSize)
 	c.r.SetMaxRecursionDepth(maxDepth)
 	return c
+}
+
+// beforeWait delivers what was decoded before the connection waits for its
+// client, and gives the arena back when no frame is half read.
+func (c *conn) beforeWait() error {
+	if err := c.deliver(); err != nil {
+		c.waitErr = err
+		return err
+	}
+	if c.betweenFrames {
+		c.arena = c.arena[:0]
+		c.releaseArena()
+	}
+	return nil
 }
 
 // serve decodes frames until the client closes, sends a bad frame or the
@@ -69,15 +85,13 @@ func newConn(s *Server, r io.Reader, w io.Writer) *conn {
 // that is delivered and acknowledged; after a Sink error nothing is.
 func (c *conn) serve() error {
 	for {
+		c.betweenFrames = true
 		err := c.readFrame()
 		if err == nil {
-			if c.r.Buffered() == 0 { // the client is waiting or idle
-				err = c.flush()
-				c.releaseArena()
-			}
-			if err == nil {
-				continue
-			}
+			continue
+		}
+		if c.waitErr != nil {
+			err = c.waitErr
 		}
 		var se sinkError
 		if errors.As(err, &se) {
@@ -157,11 +171,11 @@ func (c *conn) appendLine(mark int, l stream.Line) error {
 	return nil
 }
 
-// reserve makes room for n more arena bytes, flushing if needed.
+// reserve makes room for n more arena bytes (n <= maxLine, which always
+// fits an empty arena), flushing if needed.
 func (c *conn) reserve(n int) error {
-	if c.arenaBuf == nil {
-		c.arenaBuf = c.s.arenas.Get().(*[]byte)
-		c.arena = (*c.arenaBuf)[:0]
+	if c.arena == nil {
+		c.arena = c.s.arenas.get()
 	}
 	if cap(c.arena)-len(c.arena) >= n {
 		return nil
@@ -172,9 +186,9 @@ func (c *conn) reserve(n int) error {
 // releaseArena gives the empty arena back while the client is idle: docker
 // keeps a connection per container open for its whole life, mostly idle.
 func (c *conn) releaseArena() {
-	if c.arenaBuf != nil && len(c.lines) == 0 {
-		c.s.arenas.Put(c.arenaBuf)
-		c.arenaBuf, c.arena = nil, nil
+	if c.arena != nil && len(c.lines) == 0 {
+		c.s.arenas.put(c.arena)
+		c.arena = nil
 	}
 }
 
@@ -193,12 +207,21 @@ func (c *conn) flushBefore(mark int) (int, error) {
 	return 0, nil
 }
 
-// flush hands the batch to the Sink, then acknowledges the frames whose
+// flush delivers the batch and empties the arena; only where no record's
+// bytes are being read into it.
+func (c *conn) flush() error {
+	err := c.deliver()
+	c.arena = c.arena[:0]
+	return err
+}
+
+// deliver hands the batch to the Sink, then acknowledges the frames whose
 // records it held. The Sink blocks while the pipeline refuses data: this
 // connection is not read meanwhile, so the client's writes back up (TCP
 // backpressure) instead of anything being dropped. Pieces of partial
-// messages are acknowledged too (see package doc).
-func (c *conn) flush() error {
+// messages are acknowledged too (see package doc). The arena is left as it
+// is: a record may be half read into it.
+func (c *conn) deliver() error {
 	if len(c.lines) > 0 {
 		if err := c.s.sink(c.s.sinkCtx, stream.Batch{Attrs: c.attrs, Lines: c.lines}); err != nil {
 			return sinkError{err}
@@ -207,7 +230,6 @@ func (c *conn) flush() error {
 		clear(c.lines)
 		c.lines = c.lines[:0]
 	}
-	c.arena = c.arena[:0]
 	if len(c.acks) == 0 {
 		return nil
 	}

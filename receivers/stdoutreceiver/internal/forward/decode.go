@@ -68,6 +68,7 @@ func (c *conn) readFrame() error {
 	if err != nil {
 		return err // io.EOF between frames is a clean close
 	}
+	c.betweenFrames = false
 	if lead == 0xc0 { // nil: a heartbeat some clients send on the stream
 		return c.r.ReadNil()
 	}
@@ -242,11 +243,6 @@ func (c *conn) readEntry(r *msgp.Reader, inEntry bool) error {
 	if t != msgp.MapType {
 		return c.skipBadRecord(r, "record is not a map")
 	}
-	// Room for a whole line, so that no flush has to happen while this
-	// record's bytes sit at the end of the arena.
-	if err := c.reserve(c.maxLine); err != nil {
-		return err
-	}
 	rec.mark = len(c.arena)
 	if err := c.readRecord(r, rec); err != nil {
 		return err
@@ -359,7 +355,7 @@ func (c *conn) readRecord(r *msgp.Reader, rec *record) error {
 		switch string(key) {
 		case "log": // replaces a "message" (or an earlier "log") read before it
 			c.arena = c.arena[:rec.mark]
-			rec.hasLine, rec.truncated, err = c.readLine(r)
+			rec.hasLine, rec.truncated, err = c.readLine(r, rec)
 			rec.fromLog = rec.hasLine
 		case "message":
 			if rec.fromLog {
@@ -367,7 +363,7 @@ func (c *conn) readRecord(r *msgp.Reader, rec *record) error {
 				break
 			}
 			c.arena = c.arena[:rec.mark]
-			rec.hasLine, rec.truncated, err = c.readLine(r)
+			rec.hasLine, rec.truncated, err = c.readLine(r, rec)
 		case "source":
 			var s span
 			var ok bool
@@ -428,10 +424,11 @@ func readKey(r *msgp.Reader) ([]byte, error) {
 	return b, nil
 }
 
-// readLine appends a str/bin value to the arena, keeping at most maxLine
-// bytes and discarding the rest without buffering it. ok is false, with the
-// value skipped, for other types.
-func (c *conn) readLine(r *msgp.Reader) (ok, truncated bool, err error) {
+// readLine appends a str/bin value to the arena as rec's line, keeping at
+// most maxLine bytes and discarding the rest without buffering it. ok is
+// false, with the value skipped, for other types. The line is the only
+// arena content of a record, so making room for it may deliver the batch.
+func (c *conn) readLine(r *msgp.Reader, rec *record) (ok, truncated bool, err error) {
 	t, err := r.NextType()
 	if err != nil {
 		return false, false, badFrame("log: %v", err)
@@ -444,8 +441,12 @@ func (c *conn) readLine(r *msgp.Reader) (ok, truncated bool, err error) {
 		return false, false, badFrame("log: %v", err)
 	}
 	keep := int(min(n, uint32(c.maxLine)))
+	if err := c.reserve(keep); err != nil {
+		return false, false, err
+	}
 	start := len(c.arena)
-	c.arena = c.arena[:start+keep] // reserve made room for maxLine
+	rec.mark = start
+	c.arena = c.arena[:start+keep]
 	if _, err := r.ReadFull(c.arena[start:]); err != nil {
 		return false, false, badFrame("log: %v", err)
 	}

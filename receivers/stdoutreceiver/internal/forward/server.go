@@ -48,6 +48,9 @@ import (
 const (
 	// DefaultMaxLineBytes applies when Settings.MaxLineBytes is not set.
 	DefaultMaxLineBytes = 256 << 10
+	// minArenaBytes is a connection's line buffer with the default limit:
+	// a batch of ~850 typical 300-byte lines.
+	minArenaBytes = 256 << 10
 	// shutdownDrain is how long Shutdown keeps reading what clients already
 	// sent before it closes their connections.
 	shutdownDrain = 200 * time.Millisecond
@@ -81,8 +84,8 @@ type Server struct {
 	sink    stream.Sink
 	maxLine int
 	// arenas are the connections' line buffers, taken while a client
-	// sends: room for at least two whole lines, 256 KiB for large batches.
-	arenas sync.Pool
+	// sends: room for a whole line, and for large batches of short ones.
+	arenas arenaPool
 
 	sinkCtx    context.Context
 	cancelSink context.CancelFunc
@@ -113,11 +116,7 @@ func New(cfg Config, set Settings, sink stream.Sink) (*Server, error) {
 	if s.maxLine <= 0 {
 		s.maxLine = DefaultMaxLineBytes
 	}
-	arenaBytes := max(256<<10, 2*s.maxLine)
-	s.arenas.New = func() any {
-		b := make([]byte, 0, arenaBytes)
-		return &b
-	}
+	s.arenas.size = max(minArenaBytes, s.maxLine)
 	s.sinkCtx, s.cancelSink = context.WithCancel(context.Background())
 	return s, nil
 }

@@ -1,0 +1,38 @@
+package forward
+
+import "sync"
+
+// maxIdleArenas bounds the line buffers kept for connections that become
+// busy again; more idle ones are left to the GC.
+const maxIdleArenas = 8
+
+// arenaPool hands out the connections' line buffers, all of one size. A
+// connection holds one only while its client is sending: docker keeps a
+// connection per container open for its whole life, mostly idle. Unlike a
+// sync.Pool it is not emptied by every GC, which made busy connections
+// allocate and zero a fresh buffer per GC cycle.
+type arenaPool struct {
+	size int
+	mu   sync.Mutex
+	free [][]byte
+}
+
+func (p *arenaPool) get() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+		return b
+	}
+	return make([]byte, 0, p.size)
+}
+
+func (p *arenaPool) put(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) < maxIdleArenas && cap(b) == p.size {
+		p.free = append(p.free, b[:0])
+	}
+}

@@ -1,0 +1,159 @@
+package forward
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/tinylib/msgp/msgp"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+)
+
+// A client that sent one frame and the start of the next must get the
+// first one delivered and acknowledged: the server may not hold lines while
+// it waits for more input.
+func TestDeliversBeforeWaitingForTheRestOfAFrame(t *testing.T) {
+	for _, network := range []string{"tcp", "unix"} {
+		t.Run(network, func(t *testing.T) {
+			col := newCollector()
+			_, addr, sock := startServer(t, network == "unix", 0, col.sink)
+			if network == "unix" {
+				addr = sock
+			}
+			c := dial(t, network, addr)
+			second := messageFrame("t", 2, "c2", kv{"log", "second"})
+			half := bytes.Index(second, []byte("second")) + 3 // inside its line
+			if _, err := c.Write(append(messageFrame("t", 1, "c1", kv{"log", "first"}), second[:half]...)); err != nil {
+				t.Fatal(err)
+			}
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second)) // fail, not hang
+			acks := msgp.NewReader(c)
+			if got := readAck(t, acks); got != "c1" {
+				t.Fatalf("ack %q, want c1", got)
+			}
+			if got := col.snapshot(); len(got) != 1 || got[0].Data != "first" {
+				t.Fatalf("before the rest of the second frame: %v", got)
+			}
+			if _, err := c.Write(second[half:]); err != nil {
+				t.Fatal(err)
+			}
+			if got := readAck(t, acks); got != "c2" {
+				t.Fatalf("ack %q, want c2", got)
+			}
+			if got := col.wait(t, 2); got[1].Data != "second" {
+				t.Fatalf("lines %v", got)
+			}
+		})
+	}
+}
+
+// frameOfSize is a Message frame of exactly size bytes (256 < log < 65536).
+func frameOfSize(t *testing.T, i, size int) []byte {
+	t.Helper()
+	build := func(n int) []byte {
+		return messageFrame("t", 1767225600, "", kv{"log", fmt.Sprintf("%06d %s", i, strings.Repeat("x", n))})
+	}
+	f := build(300 + size - len(build(300)))
+	if len(f) != size {
+		t.Fatalf("frame of %d bytes, want %d", len(f), size)
+	}
+	return f
+}
+
+// Frames that arrived back to back are one batch, even when they fill the
+// decoder's read buffer exactly: the socket, not that buffer, tells whether
+// the client sent more. (Cutting a batch whenever the buffer ran dry made a
+// fast client cost one Sink call per read.)
+func TestBackToBackFramesAreOneBatch(t *testing.T) {
+	col := newCollector()
+	release := col.block()
+	_, _, sock := startServer(t, true, 0, col.sink)
+	c := dial(t, "unix", sock)
+	if _, err := c.Write(frameOfSize(t, 0, 512)); err != nil {
+		t.Fatal(err)
+	}
+	<-col.entered // the server holds line 0 and waits for the pipeline
+	// One read buffer's worth of whole frames, then more; a unix socket
+	// queues all of it before the server reads again.
+	const frames = readBufferSize/512 + 100
+	var burst []byte
+	for i := 1; i <= frames; i++ {
+		burst = append(burst, frameOfSize(t, i, 512)...)
+	}
+	if _, err := c.Write(burst); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	got := col.wait(t, frames+1)
+	for i, l := range got {
+		if !strings.HasPrefix(l.Data, fmt.Sprintf("%06d ", i)) {
+			t.Fatalf("line %d = %.12q", i, l.Data)
+		}
+	}
+	col.mu.Lock()
+	batches := col.batches
+	col.mu.Unlock()
+	if batches != 2 {
+		t.Fatalf("%d lines in %d Sink calls, want 2 (the first line, then the burst)", len(got), batches)
+	}
+}
+
+// An idle connection's line buffer survives garbage collections for the
+// next busy one: a sync.Pool, emptied by every GC, made busy connections
+// allocate and zero a fresh 512 KiB buffer per GC cycle.
+func TestArenaReusedAcrossGC(t *testing.T) {
+	p := arenaPool{size: 1 << 10}
+	a := p.get()
+	if cap(a) != p.size {
+		t.Fatalf("arena of %d bytes, want %d", cap(a), p.size)
+	}
+	p.put(append(a, "line"...))
+	runtime.GC()
+	runtime.GC()
+	b := p.get()
+	if unsafe.SliceData(b) != unsafe.SliceData(a) || len(b) != 0 {
+		t.Fatal("the idle arena was not reused after GC")
+	}
+	p.put(make([]byte, 0, 2<<10)) // not of the pool's size: dropped
+	if c := p.get(); cap(c) != p.size {
+		t.Fatalf("got an arena of %d bytes", cap(c))
+	}
+}
+
+// Lines of the maximum size, back to back, keep the connection's buffer at
+// its fixed size: nothing grows with traffic.
+func TestArenaStaysFixedUnderLargeLines(t *testing.T) {
+	const maxLine = 4 << 10
+	col := newCollector()
+	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{MaxLineBytes: maxLine}, col.sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in []byte
+	const lines = 300
+	for i := range lines {
+		in = append(in, messageFrame("t", 1, "", kv{"log", fmt.Sprintf("%06d %s", i, strings.Repeat("y", 2*maxLine))})...)
+	}
+	c := newConn(s, &repeatReader{data: in, n: 1}, nil)
+	var maxCap int
+	s.sink = func(ctx context.Context, b stream.Batch) error {
+		maxCap = max(maxCap, cap(c.arena))
+		return col.sink(ctx, b)
+	}
+	if err := c.serve(); err != nil {
+		t.Fatal(err)
+	}
+	got := col.snapshot()
+	if len(got) != lines || !got[lines-1].Truncated || len(got[lines-1].Data) != maxLine {
+		t.Fatalf("%d lines, last truncated=%v len=%d", len(got), got[lines-1].Truncated, len(got[lines-1].Data))
+	}
+	if maxCap != s.arenas.size || c.arena != nil {
+		t.Fatalf("arena grew to %d bytes (pool size %d) or was kept after the client closed", maxCap, s.arenas.size)
+	}
+}

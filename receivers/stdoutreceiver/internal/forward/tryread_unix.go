@@ -1,0 +1,42 @@
+//go:build unix
+
+package forward
+
+import (
+	"errors"
+	"io"
+	"syscall"
+)
+
+// newTryRead returns a read that does not wait for r (a TCP or unix socket),
+// or nil when r is not a socket. Go keeps sockets non-blocking, so a raw
+// read(2) returns EAGAIN when the client has nothing buffered.
+func newTryRead(r io.Reader) func(p []byte) (int, error, bool) {
+	sc, ok := r.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return func(p []byte) (int, error, bool) {
+		var n int
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			n, rerr = syscall.Read(int(fd), p)
+			return true // never wait in the poller
+		}); err != nil {
+			return 0, err, true // closed, or past the shutdown deadline
+		}
+		switch {
+		case errors.Is(rerr, syscall.EAGAIN), errors.Is(rerr, syscall.EINTR):
+			return 0, nil, false
+		case rerr != nil:
+			return 0, rerr, true
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF, true
+		}
+		return n, nil, true
+	}
+}
