@@ -86,6 +86,7 @@ func TestBackToBackFramesAreOneBatch(t *testing.T) {
 	for i := 1; i <= frames; i++ {
 		burst = append(burst, frameOfSize(t, i, 512)...)
 	}
+	_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second)) // fail, not hang
 	if _, err := c.Write(burst); err != nil {
 		t.Fatal(err)
 	}
