@@ -72,8 +72,9 @@ func (r *recentParents) add(k uint64) {
 		return
 	}
 	r.last = k
-	w, b := r.bloom(k)
-	if r.filter[w][r.cur]&b == b && r.probe(k, r.cur) {
+	// No filter check here: a new key's probe reads the slots its insert
+	// writes anyway, and a known key would pass the filter.
+	if r.probe(k, r.cur) {
 		return
 	}
 	if r.n >= r.limit {
@@ -86,6 +87,7 @@ func (r *recentParents) add(k uint64) {
 		}
 		r.n = 0
 	}
+	w, b := r.bloom(k)
 	r.filter[w][r.cur] |= b
 	for i := r.slot(k); ; i = (i + 1) & r.mask {
 		if r.slots[i][r.cur] == 0 {
