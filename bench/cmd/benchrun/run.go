@@ -329,6 +329,9 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 	if phase == phaseFixed && hasLogs(in) && final.Logs < logsSent(env, in, &sent) {
 		r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" %d of %d log lines had not reached the sink 20 s after the load stopped", final.Logs, logsSent(env, in, &sent)))
 	}
+	if offered := int64(float64(rate) * o.duration.Seconds()); rate > 0 && r.Sent < offered*95/100 {
+		r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" took only %d of the %d events offered (the load generator waits for each export: the collector pushed back)", r.Sent, offered))
+	}
 	if final.Rejected > 0 {
 		r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" sink rejected %d requests", final.Rejected))
 	}
