@@ -92,11 +92,10 @@ type Output struct {
 // pool one per goroutine.
 type Decoder struct {
 	opts    Options
-	buf     []byte // the bodies of the current batch, back to back
-	bufHint int    // capacity to give the next batch's buf
-	fixed   []byte // the current line with invalid UTF-8 repaired
-	recs    []record
-	obj     object
+	buf   []byte // the bodies of the current batch, back to back
+	fixed []byte // the current line with invalid UTF-8 repaired
+	recs  []record
+	obj   object
 }
 
 // record is one decoded line waiting to be written into plog.
@@ -126,9 +125,16 @@ const maxRetainedBuf = 4 << 20
 func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) Output {
 	out := Output{Logs: plog.NewLogs()}
 	out.Stats.Lines = len(b.Lines)
-	// The bodies buffer becomes the records' memory (see build), so each
-	// batch gets a fresh one, sized like the last.
-	d.buf = make([]byte, 0, d.bufHint)
+	// The bodies buffer becomes the records' memory (see build) and stays
+	// pinned while they wait in the exporter's queue, so each batch gets a
+	// fresh one sized from its own lines (plus room for `_time`, `level` and
+	// the like): sized like an earlier, larger batch, every small batch (a
+	// forward client sends a few lines at a time) pinned hundreds of KB.
+	n := 0
+	for i := range b.Lines {
+		n += len(b.Lines[i].Data)
+	}
+	d.buf = make([]byte, 0, n+n/4+128*len(b.Lines))
 	d.recs = d.recs[:0]
 	for i := range b.Lines {
 		d.line(&b.Lines[i], now, &out, resource)
@@ -136,7 +142,6 @@ func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) 
 	if len(d.recs) > 0 {
 		d.build(out.Logs, b.Attrs, resource, now)
 	}
-	d.bufHint = min(cap(d.buf), maxRetainedBuf)
 	d.buf = nil
 	if cap(d.fixed) > maxRetainedBuf {
 		d.fixed = nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -499,4 +500,25 @@ func ExampleDecoder_Decode() {
 	lr := out.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 	fmt.Println(lr.Body().Str(), lr.SeverityText(), lr.Timestamp() == pcommon.Timestamp(1764504000123e6))
 	// Output: {"level":"info","_time":1764504000123,"msg":"hello"} info true
+}
+
+// TestSmallBatchAfterLargeStaysSmall: the records of a batch pin its bodies
+// buffer while they wait in the exporter's queue, so a one-line batch must
+// not get a buffer sized like the large batch a pooled decoder saw before
+// (forward clients send a few lines at a time between large bursts).
+func TestSmallBatchAfterLargeStaysSmall(t *testing.T) {
+	line := stream.Line{Data: []byte(`{"level":30,"time":1764504000000,"pid":1,"hostname":"h","msg":"hello"}`)}
+	large := make([]stream.Line, 5000)
+	for i := range large {
+		large[i] = line
+	}
+	d := New(Options{})
+	d.Decode(stream.Batch{Lines: large}, nil, testNow)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	d.Decode(stream.Batch{Lines: []stream.Line{line}}, nil, testNow)
+	runtime.ReadMemStats(&after)
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 64<<10 {
+		t.Fatalf("decoding one line after a 5000-line batch allocated %d bytes", allocated)
+	}
 }
