@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/otelcol"
 
 	"github.com/sidecarhq/sidecar/configs"
+	"github.com/sidecarhq/sidecar/internal/distribution"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -53,7 +54,7 @@ func defaultURI() string {
 func settings(defaultURI string) otelcol.CollectorSettings {
 	return otelcol.CollectorSettings{
 		BuildInfo: component.BuildInfo{Command: "sidecar", Description: "Ships an app's logs and spans to Axiom", Version: version},
-		Factories: components,
+		Factories: distribution.Components,
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
 			URIs: []string{defaultURI},
 			ProviderFactories: []confmap.ProviderFactory{

@@ -1,6 +1,5 @@
-// Command sidecarprof is the sidecar's data path (stdout and otlp
-// receivers, memory_limiter and sampling processors, axiom exporter) with a
-// CPU profile written for the whole run, for profiling the benchmark
+// Command sidecarprof is the sidecar (the same components) with a CPU
+// profile written for the whole run, for profiling the benchmark
 // scenarios: pass it to benchrun as -sidecar with SIDECAR_CPUPROFILE_DIR
 // set; each process writes <dir>/<pid>.pprof when it exits.
 package main
@@ -16,33 +15,10 @@ import (
 	"go.opentelemetry.io/collector/confmap/provider/envprovider"
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
-	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/otelcol"
-	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/collector/processor/memorylimiterprocessor"
-	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
-	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
-	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
-	"github.com/sidecarhq/sidecar/processors/samplingprocessor"
-	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
+	"github.com/sidecarhq/sidecar/internal/distribution"
 )
-
-func components() (otelcol.Factories, error) {
-	var err error
-	f := otelcol.Factories{Telemetry: otelconftelemetry.NewFactory()}
-	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory(), stdoutreceiver.NewFactory()); err != nil {
-		return f, err
-	}
-	if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](memorylimiterprocessor.NewFactory(), samplingprocessor.NewFactory()); err != nil {
-		return f, err
-	}
-	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](axiomexporter.NewFactory()); err != nil {
-		return f, err
-	}
-	return f, nil
-}
 
 func main() {
 	if dir := os.Getenv("SIDECAR_CPUPROFILE_DIR"); dir != "" {
@@ -60,7 +36,7 @@ func main() {
 	}
 	cmd := otelcol.NewCommand(otelcol.CollectorSettings{
 		BuildInfo: component.BuildInfo{Command: "sidecarprof", Description: "sidecar data path with CPU profiling", Version: "dev"},
-		Factories: components,
+		Factories: distribution.Components,
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
 			ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory(), envprovider.NewFactory(), yamlprovider.NewFactory()},
 		}},

@@ -1,4 +1,7 @@
-package main
+// Package distribution lists the components compiled into the sidecar, so
+// that the sidecar command and the benchmark's profiling build run the same
+// set.
+package distribution
 
 import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension"
@@ -19,8 +22,8 @@ import (
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
 )
 
-// components lists every component compiled into the sidecar.
-func components() (otelcol.Factories, error) {
+// Components lists every component compiled into the sidecar.
+func Components() (otelcol.Factories, error) {
 	var err error
 	f := otelcol.Factories{Telemetry: otelconftelemetry.NewFactory()}
 	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
