@@ -91,7 +91,7 @@ type Output struct {
 // A Decoder keeps buffers between batches. It is not safe for concurrent use;
 // pool one per goroutine.
 type Decoder struct {
-	opts    Options
+	opts  Options
 	buf   []byte // the bodies of the current batch, back to back
 	fixed []byte // the current line with invalid UTF-8 repaired
 	recs  []record
