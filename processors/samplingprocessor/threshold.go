@@ -86,11 +86,7 @@ func parseTraceState(ts string) otState {
 	}
 	for ot != "" {
 		var kv string
-		if i := strings.IndexByte(ot, ';'); i >= 0 {
-			kv, ot = ot[:i], ot[i+1:]
-		} else {
-			kv, ot = ot, ""
-		}
+		kv, ot, _ = strings.Cut(ot, ";")
 		switch {
 		case strings.HasPrefix(kv, "th:"):
 			st.th, st.hasTh = parseHex56(kv[3:], false)
@@ -105,11 +101,7 @@ func parseTraceState(ts string) otState {
 func otMember(ts string) (string, bool) {
 	for ts != "" {
 		var m string
-		if i := strings.IndexByte(ts, ','); i >= 0 {
-			m, ts = ts[:i], ts[i+1:]
-		} else {
-			m, ts = ts, ""
-		}
+		m, ts, _ = strings.Cut(ts, ",")
 		m = strings.Trim(m, " \t")
 		if v, ok := strings.CutPrefix(m, "ot="); ok {
 			return v, true
@@ -154,11 +146,7 @@ func withThreshold(ts, th string) string {
 	if ot, ok := otMember(ts); ok {
 		for ot != "" {
 			var kv string
-			if i := strings.IndexByte(ot, ';'); i >= 0 {
-				kv, ot = ot[:i], ot[i+1:]
-			} else {
-				kv, ot = ot, ""
-			}
+			kv, ot, _ = strings.Cut(ot, ";")
 			if strings.HasPrefix(kv, "th:") || !strings.Contains(kv, ":") || strings.ContainsAny(kv, " \t") {
 				continue // the old th, or not a sub-key: dropped
 			}
@@ -168,11 +156,7 @@ func withThreshold(ts, th string) string {
 	}
 	for ts != "" {
 		var m string
-		if i := strings.IndexByte(ts, ','); i >= 0 {
-			m, ts = ts[:i], ts[i+1:]
-		} else {
-			m, ts = ts, ""
-		}
+		m, ts, _ = strings.Cut(ts, ",")
 		m = strings.Trim(m, " \t")
 		if m == "" || strings.HasPrefix(m, "ot=") {
 			continue
