@@ -61,6 +61,10 @@ func startPersistentLogs(t *testing.T, url, dir string) (exp exporter.Logs, stop
 	cfg.QueueConfig.Get().StorageID = &storageID
 	cfg.QueueConfig.Get().Batch.Get().FlushTimeout = 10 * time.Millisecond
 	cfg.RetryConfig.InitialInterval = time.Hour // failed data waits in the queue
+	// exporterhelper keeps a request cut off by shutdown in the persistent
+	// queue only when its next retry still fits in max_elapsed_time; an hour
+	// does not fit the default 5m, and the request would be dropped instead.
+	cfg.RetryConfig.MaxElapsedTime = 0
 	cfg.ShutdownTimeout = 100 * time.Millisecond
 	set := newHarness().set
 	set.ID = component.NewID(componentType) // the queue's storage key: same as the previous "process"
