@@ -11,6 +11,7 @@ package presample
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
@@ -21,8 +22,13 @@ type Filter interface {
 	// FilterTraces appends to dst req with only the kept spans, kept spans
 	// already carrying what the processor adds to them. The result may be
 	// req itself when nothing changes; callers treat it as read-only.
+	// ErrUndecided means the filter leaves this request to the processor:
+	// the receiver consumes it as it came, without the WithDecided mark.
 	FilterTraces(ctx context.Context, dst, req []byte) ([]byte, error)
 }
+
+// ErrUndecided is returned by a Filter for a request it does not decide.
+var ErrUndecided = errors.New("presample: request left to the processor")
 
 var (
 	mu      sync.Mutex
