@@ -1,0 +1,217 @@
+package otlpreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/sidecarhq/sidecar/internal/presample"
+)
+
+type otlpReceiver struct {
+	cfg         *Config
+	set         receiver.Settings
+	nextTraces  consumer.Traces // nil when no traces pipeline uses the receiver
+	nextMetrics consumer.Metrics
+	nextLogs    consumer.Logs
+	obsGRPC     *receiverhelper.ObsReport
+	obsHTTP     *receiverhelper.ObsReport
+	release     func() // forgets the shared instance
+
+	// filter decides protobuf trace requests; set in Start, before any
+	// request is served, when sampling_processor is configured.
+	filter presample.Filter
+
+	serverGRPC              *grpc.Server
+	serverHTTP              *http.Server
+	serving                 sync.WaitGroup
+	startOnce, shutdownOnce sync.Once
+	startErr                error
+}
+
+func newReceiver(set receiver.Settings, cfg *Config) (*otlpReceiver, error) {
+	r := &otlpReceiver{cfg: cfg, set: set}
+	var err error
+	if r.obsGRPC, err = newObsReport(set, "grpc"); err != nil {
+		return nil, err
+	}
+	if r.obsHTTP, err = newObsReport(set, "http"); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func newObsReport(set receiver.Settings, transport string) (*receiverhelper.ObsReport, error) {
+	return receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID:             set.ID,
+		Transport:              transport,
+		ReceiverCreateSettings: set,
+	})
+}
+
+// Start finds the sampling processor's filter and starts the listeners. It
+// runs once for every pipeline the receiver is in.
+func (r *otlpReceiver) Start(ctx context.Context, host component.Host) error {
+	r.startOnce.Do(func() { r.startErr = r.start(ctx, host) })
+	return r.startErr
+}
+
+func (r *otlpReceiver) start(ctx context.Context, host component.Host) error {
+	if id := r.cfg.SamplingProcessor; id != nil && r.nextTraces != nil {
+		f, ok := presample.Lookup(*id)
+		if !ok {
+			return fmt.Errorf("sampling_processor %q has no pre-sampling filter: it must name a `sampling` processor in a traces pipeline of this config", id.String())
+		}
+		r.filter = f
+	}
+	if err := r.startGRPC(ctx, host); err != nil {
+		return err
+	}
+	if err := r.startHTTP(ctx, host); err != nil {
+		return errors.Join(err, r.stop(ctx))
+	}
+	return nil
+}
+
+// Shutdown stops accepting requests and waits for those in flight.
+func (r *otlpReceiver) Shutdown(ctx context.Context) error {
+	var err error
+	r.shutdownOnce.Do(func() {
+		err = r.stop(ctx)
+		if r.release != nil {
+			r.release()
+		}
+	})
+	return err
+}
+
+func (r *otlpReceiver) stop(ctx context.Context) error {
+	var err error
+	if r.serverHTTP != nil {
+		err = r.serverHTTP.Shutdown(ctx)
+	}
+	if r.serverGRPC != nil {
+		r.serverGRPC.GracefulStop()
+	}
+	r.serving.Wait()
+	return err
+}
+
+// serve runs a server until it is stopped; any other end is fatal.
+func (r *otlpReceiver) serve(host component.Host, run func() error, stopped error) {
+	r.serving.Go(func() {
+		if err := run(); err != nil && !errors.Is(err, stopped) {
+			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
+		}
+	})
+}
+
+func (r *otlpReceiver) logListening(transport string, addr fmt.Stringer) {
+	r.set.Logger.Info("otlp receiver listening", zap.String("transport", transport), zap.Stringer("endpoint", addr),
+		zap.Bool("presampling", r.filter != nil))
+}
+
+// consumeTraces decodes a trace request and hands it to the pipeline. With
+// a filter, a protobuf request is first cut down to the spans the sampling
+// processor keeps, and what is left reaches the pipeline marked as decided.
+func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.ObsReport, enc encoding, body []byte) error {
+	var (
+		td      ptrace.Traces
+		n       int // spans the client sent
+		decided presample.Filter
+		err     error
+	)
+	if r.filter != nil && enc == encProto {
+		td, n, err = r.presample(ctx, body)
+		decided = r.filter
+	} else {
+		req := ptraceotlp.NewExportRequest()
+		err = enc.unmarshal(req, body)
+		td = req.Traces()
+		n = td.SpanCount()
+	}
+	if err != nil || n == 0 {
+		return err
+	}
+
+	ctx = obs.StartTracesOp(ctx)
+	if td.SpanCount() > 0 {
+		if decided != nil {
+			ctx = presample.WithDecided(ctx, decided)
+		}
+		err = r.nextTraces.ConsumeTraces(ctx, td)
+	}
+	obs.EndTracesOp(ctx, enc.format(), n, err)
+	return err
+}
+
+// presample runs the filter over a protobuf request and decodes the spans
+// it keeps; n counts the spans of the request.
+func (r *otlpReceiver) presample(ctx context.Context, body []byte) (td ptrace.Traces, n int, err error) {
+	if n, err = countSpans(body); err != nil {
+		return td, 0, malformedError{err}
+	}
+	if n == 0 {
+		return td, 0, nil
+	}
+	dst := getBuf(len(body))
+	defer putBuf(dst)
+	out, err := r.filter.FilterTraces(ctx, *dst, body)
+	if err != nil {
+		return td, n, malformedError{err}
+	}
+	if cap(out) > cap(*dst) && !sameArray(out, body) {
+		*dst = out // the filter grew dst: pool the larger buffer
+	}
+	req := ptraceotlp.NewExportRequest()
+	if err = encProto.unmarshal(req, out); err != nil {
+		return td, n, err
+	}
+	return req.Traces(), n, nil
+}
+
+func (r *otlpReceiver) consumeLogs(ctx context.Context, obs *receiverhelper.ObsReport, enc encoding, body []byte) error {
+	req := plogotlp.NewExportRequest()
+	if err := enc.unmarshal(req, body); err != nil {
+		return err
+	}
+	ld := req.Logs()
+	n := ld.LogRecordCount()
+	if n == 0 {
+		return nil
+	}
+	ctx = obs.StartLogsOp(ctx)
+	err := r.nextLogs.ConsumeLogs(ctx, ld)
+	obs.EndLogsOp(ctx, enc.format(), n, err)
+	return err
+}
+
+func (r *otlpReceiver) consumeMetrics(ctx context.Context, obs *receiverhelper.ObsReport, enc encoding, body []byte) error {
+	req := pmetricotlp.NewExportRequest()
+	if err := enc.unmarshal(req, body); err != nil {
+		return err
+	}
+	md := req.Metrics()
+	n := md.DataPointCount()
+	if n == 0 {
+		return nil
+	}
+	ctx = obs.StartMetricsOp(ctx)
+	err := r.nextMetrics.ConsumeMetrics(ctx, md)
+	obs.EndMetricsOp(ctx, enc.format(), n, err)
+	return err
+}
