@@ -20,11 +20,12 @@ import (
 // Filter decides the spans of a raw OTLP ExportTraceServiceRequest.
 type Filter interface {
 	// FilterTraces appends to dst req with only the kept spans, kept spans
-	// already carrying what the processor adds to them. The result may be
-	// req itself when nothing changes; callers treat it as read-only.
-	// ErrUndecided means the filter leaves this request to the processor:
-	// the receiver consumes it as it came, without the WithDecided mark.
-	FilterTraces(ctx context.Context, dst, req []byte) ([]byte, error)
+	// already carrying what the processor adds to them, and returns it with
+	// the number of spans req held. The result may be req itself when
+	// nothing changes; callers treat it as read-only. ErrUndecided means the
+	// filter leaves this request to the processor: the receiver consumes it
+	// as it came, without the WithDecided mark.
+	FilterTraces(ctx context.Context, dst, req []byte) (out []byte, spans int, err error)
 }
 
 // ErrUndecided is returned by a Filter for a request it does not decide.

@@ -9,8 +9,8 @@ import (
 
 type fakeFilter struct{ name string }
 
-func (*fakeFilter) FilterTraces(_ context.Context, dst, req []byte) ([]byte, error) {
-	return append(dst, req...), nil
+func (*fakeFilter) FilterTraces(_ context.Context, dst, req []byte) ([]byte, int, error) {
+	return append(dst, req...), 0, nil
 }
 
 func TestRegisterLookupUnregister(t *testing.T) {

@@ -113,22 +113,22 @@ func (h fnv64) u64(v uint64) fnv64 {
 	return h
 }
 
-// value hashes a pdata value without rendering it as a string.
-func (h fnv64) value(v pcommon.Value) fnv64 {
-	switch v.Type() {
+// value hashes an attribute value without rendering it as a string.
+func (h fnv64) value(v attrValue) fnv64 {
+	switch v.typ {
 	case pcommon.ValueTypeStr:
-		return h.str(v.Str())
+		return h.str(v.str)
 	case pcommon.ValueTypeInt:
-		return h.u64(uint64(v.Int()))
+		return h.u64(uint64(v.i))
 	case pcommon.ValueTypeDouble:
-		return h.u64(math.Float64bits(v.Double()))
+		return h.u64(math.Float64bits(v.f))
 	case pcommon.ValueTypeBool:
-		if v.Bool() {
+		if v.b {
 			return h.u64(1)
 		}
 		return h.u64(0)
 	}
-	return h.u64(uint64(v.Type()) << 32)
+	return h.u64(uint64(v.typ) << 32)
 }
 
 // mix56 spreads a hash over 56 bits of randomness (splitmix64 finaliser).

@@ -26,9 +26,9 @@ func (d *dynamicRule) keyHashLog(v *logView) uint64 {
 			h = h.u64(uint64(v.rec.SeverityNumber())).str(v.rec.SeverityText())
 		default:
 			if a, ok := v.rec.Attributes().Get(f); ok {
-				h = h.value(a)
+				h = h.value(pdataValue(a))
 			} else if a, ok := v.resAttrs.Get(f); ok {
-				h = h.value(a)
+				h = h.value(pdataValue(a))
 			} else {
 				h = h.u64(0)
 			}

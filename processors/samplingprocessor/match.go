@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/sidecarhq/sidecar/internal/jsonscan"
+	"github.com/sidecarhq/sidecar/internal/otlpwire"
 )
 
 // Everything in this file is compiled once at Start; the match methods only
@@ -309,25 +310,25 @@ func (vm *valueMatcher) matchString(s string) bool {
 	return false
 }
 
-// matchValue matches a pdata value (present). Numbers compare numerically;
-// regex and glob apply to string values only.
-func (vm *valueMatcher) matchValue(v pcommon.Value) bool {
+// matchValue matches a present attribute value. Numbers compare
+// numerically; regex and glob apply to string values only.
+func (vm *valueMatcher) matchValue(v attrValue) bool {
 	if vm.op == opExists {
 		return vm.exists
 	}
-	switch v.Type() {
+	switch v.typ {
 	case pcommon.ValueTypeStr:
-		return vm.matchString(v.Str())
+		return vm.matchString(v.str)
 	case pcommon.ValueTypeInt:
-		return vm.matchNum(float64(v.Int()))
+		return vm.matchNum(float64(v.i))
 	case pcommon.ValueTypeDouble:
-		return vm.matchNum(v.Double())
+		return vm.matchNum(v.f)
 	case pcommon.ValueTypeBool:
 		if vm.op != opIn {
 			return false
 		}
 		for i := range vm.values {
-			if vm.values[i].isBool && vm.values[i].b == v.Bool() {
+			if vm.values[i].isBool && vm.values[i].b == v.b {
 				return true
 			}
 		}
@@ -390,10 +391,10 @@ func (vm *valueMatcher) matchJSON(raw string, scratch *[]byte) bool {
 	return false
 }
 
-func matchFields(fields []fieldMatcher, attrs pcommon.Map) bool {
+func matchFields(fields []fieldMatcher, attrs attrSet) bool {
 	for i := range fields {
 		f := &fields[i]
-		v, ok := attrs.Get(f.key)
+		v, ok := attrs.get(f.key)
 		if !ok {
 			if f.m.op == opExists && !f.m.exists {
 				continue
@@ -407,10 +408,14 @@ func matchFields(fields []fieldMatcher, attrs pcommon.Map) bool {
 	return true
 }
 
-// spanView is what span matching reads, gathered once per span.
+// spanView is what span matching reads, gathered once per span. The span
+// is either pdata (span, resAttrs) or still raw protobuf (wire, wireRes), see
+// presample.go; the accessors below hide which.
 type spanView struct {
 	span      ptrace.Span
 	resAttrs  pcommon.Map
+	wire      *otlpwire.Span
+	wireRes   *otlpwire.Resource
 	service   string
 	operation string // valid when opKnown; see op
 	opKnown   bool
@@ -421,27 +426,112 @@ type spanView struct {
 // attribute lookups, which spans no operation-matching rule sees skip.
 func (v *spanView) op() string {
 	if !v.opKnown {
-		v.operation = spanOperation(v.span)
+		v.operation = spanOperation(v.name(), v.attrs())
 		v.opKnown = true
 	}
 	return v.operation
+}
+
+func (v *spanView) attrs() attrSet {
+	if v.wire != nil {
+		return attrSet{span: v.wire}
+	}
+	return mapAttrs(v.span.Attributes())
+}
+
+func (v *spanView) resourceAttrs() attrSet {
+	if v.wireRes != nil {
+		return attrSet{res: v.wireRes}
+	}
+	return mapAttrs(v.resAttrs)
+}
+
+func (v *spanView) name() string {
+	if v.wire != nil {
+		return v.wire.Name()
+	}
+	return v.span.Name()
+}
+
+func (v *spanView) kind() ptrace.SpanKind {
+	if v.wire != nil {
+		return ptrace.SpanKind(v.wire.Kind())
+	}
+	return v.span.Kind()
+}
+
+func (v *spanView) statusCode() ptrace.StatusCode {
+	if v.wire != nil {
+		return ptrace.StatusCode(v.wire.StatusCode())
+	}
+	return v.span.Status().Code()
+}
+
+func (v *spanView) traceID() pcommon.TraceID {
+	if v.wire != nil {
+		return pcommon.TraceID(v.wire.TraceID())
+	}
+	return v.span.TraceID()
+}
+
+func (v *spanView) spanID() pcommon.SpanID {
+	if v.wire != nil {
+		return pcommon.SpanID(v.wire.SpanID())
+	}
+	return v.span.SpanID()
+}
+
+func (v *spanView) isRoot() bool {
+	if v.wire != nil {
+		return pcommon.SpanID(v.wire.ParentSpanID()).IsEmpty()
+	}
+	return v.span.ParentSpanID().IsEmpty()
+}
+
+func (v *spanView) traceState() string {
+	if v.wire != nil {
+		return v.wire.TraceState()
+	}
+	return v.span.TraceState().AsRaw()
+}
+
+// duration is end minus start in nanoseconds.
+func (v *spanView) duration() int64 {
+	if v.wire != nil {
+		return int64(v.wire.EndTime()) - int64(v.wire.StartTime())
+	}
+	return int64(v.span.EndTimestamp()) - int64(v.span.StartTimestamp())
+}
+
+// hasException reports an "exception" event, the OTel way to record an
+// error on a span whose status was left unset.
+func (v *spanView) hasException() bool {
+	if v.wire != nil {
+		return v.wire.HasEvent("exception")
+	}
+	evs := v.span.Events()
+	for i := 0; i < evs.Len(); i++ {
+		if evs.At(i).Name() == "exception" {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *matcher) matchSpan(v *spanView) bool {
 	if m.signals&signalTraces == 0 {
 		return false
 	}
-	sp := v.span
-	if m.kinds != 0 && m.kinds&(1<<uint(sp.Kind())) == 0 {
+	if m.kinds != 0 && m.kinds&(1<<uint(v.kind())) == 0 {
 		return false
 	}
-	if m.statuses != 0 && m.statuses&(1<<uint(sp.Status().Code())) == 0 {
+	if m.statuses != 0 && m.statuses&(1<<uint(v.statusCode())) == 0 {
 		return false
 	}
 	if m.service != nil && !m.service.matchString(v.service) {
 		return false
 	}
-	if m.spanName != nil && !m.spanName.matchString(sp.Name()) {
+	if m.spanName != nil && !m.spanName.matchString(v.name()) {
 		return false
 	}
 	if len(m.operations) > 0 {
@@ -457,7 +547,7 @@ func (m *matcher) matchSpan(v *spanView) bool {
 			return false
 		}
 	}
-	return matchFields(m.resAttrs, v.resAttrs) && matchFields(m.attrs, sp.Attributes())
+	return matchFields(m.resAttrs, v.resourceAttrs()) && matchFields(m.attrs, v.attrs())
 }
 
 // logView is what log matching reads, gathered once per record.
@@ -478,7 +568,7 @@ func (m *matcher) matchLog(v *logView) bool {
 	if len(m.severities) > 0 && !m.matchSeverity(v.rec) {
 		return false
 	}
-	if !matchFields(m.resAttrs, v.resAttrs) || !matchFields(m.attrs, v.rec.Attributes()) {
+	if !matchFields(m.resAttrs, mapAttrs(v.resAttrs)) || !matchFields(m.attrs, mapAttrs(v.rec.Attributes())) {
 		return false
 	}
 	return len(m.body) == 0 || matchBody(m.body, v.rec.Body(), &v.scratch)
@@ -506,7 +596,7 @@ func (m *matcher) matchSeverity(rec plog.LogRecord) bool {
 func matchBody(fields []fieldMatcher, body pcommon.Value, scratch *[]byte) bool {
 	switch body.Type() {
 	case pcommon.ValueTypeMap:
-		return matchFields(fields, body.Map())
+		return matchFields(fields, mapAttrs(body.Map()))
 	case pcommon.ValueTypeStr:
 		obj := body.Str()
 		for i := range fields {
@@ -556,17 +646,89 @@ func globMatch[T jsonscan.Text](pattern string, s T) bool {
 
 // spanOperation is the operation of a span: db.operation.name, else
 // db.operation, else the first word of the span name.
-func spanOperation(sp ptrace.Span) string {
-	attrs := sp.Attributes()
-	if v, ok := attrs.Get("db.operation.name"); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
-		return v.Str()
+func spanOperation(name string, attrs attrSet) string {
+	if v, ok := attrs.get("db.operation.name"); ok && v.typ == pcommon.ValueTypeStr && v.str != "" {
+		return v.str
 	}
-	if v, ok := attrs.Get("db.operation"); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
-		return v.Str()
+	if v, ok := attrs.get("db.operation"); ok && v.typ == pcommon.ValueTypeStr && v.str != "" {
+		return v.str
 	}
-	name := sp.Name()
 	if i := strings.IndexByte(name, ' '); i >= 0 {
 		return name[:i]
 	}
 	return name
+}
+
+// attrValue is an attribute value in the forms matching, hashing and the
+// priority check read.
+type attrValue struct {
+	typ pcommon.ValueType
+	str string
+	i   int64
+	f   float64
+	b   bool
+}
+
+func pdataValue(v pcommon.Value) attrValue {
+	switch t := v.Type(); t {
+	case pcommon.ValueTypeStr:
+		return attrValue{typ: t, str: v.Str()}
+	case pcommon.ValueTypeInt:
+		return attrValue{typ: t, i: v.Int()}
+	case pcommon.ValueTypeDouble:
+		return attrValue{typ: t, f: v.Double()}
+	case pcommon.ValueTypeBool:
+		return attrValue{typ: t, b: v.Bool()}
+	default:
+		return attrValue{typ: t}
+	}
+}
+
+// wireTypes maps otlpwire value types to pdata's.
+var wireTypes = [...]pcommon.ValueType{
+	otlpwire.ValueEmpty: pcommon.ValueTypeEmpty, otlpwire.ValueStr: pcommon.ValueTypeStr,
+	otlpwire.ValueBool: pcommon.ValueTypeBool, otlpwire.ValueInt: pcommon.ValueTypeInt,
+	otlpwire.ValueDouble: pcommon.ValueTypeDouble, otlpwire.ValueBytes: pcommon.ValueTypeBytes,
+	otlpwire.ValueArray: pcommon.ValueTypeSlice, otlpwire.ValueMap: pcommon.ValueTypeMap,
+}
+
+func wireValue(v otlpwire.Value) attrValue {
+	t := pcommon.ValueTypeEmpty
+	if int(v.Type()) < len(wireTypes) {
+		t = wireTypes[v.Type()]
+	}
+	return attrValue{typ: t, str: v.Str(), i: v.Int(), f: v.Double(), b: v.Bool()}
+}
+
+// attrSet is a set of attributes: a pdata map, or a span's or resource's
+// attributes still in protobuf. Exactly one field is set.
+type attrSet struct {
+	m    pcommon.Map
+	span *otlpwire.Span
+	res  *otlpwire.Resource
+}
+
+func mapAttrs(m pcommon.Map) attrSet { return attrSet{m: m} }
+
+func (a attrSet) get(key string) (attrValue, bool) {
+	var (
+		w  otlpwire.Value
+		ok bool
+	)
+	switch {
+	case a.span != nil:
+		w, ok = a.span.Attr(key)
+	case a.res != nil:
+		w, ok = a.res.Attr(key)
+	default:
+		v, found := a.m.Get(key)
+		if !found {
+			return attrValue{}, false
+		}
+		return pdataValue(v), true
+	}
+	if !ok {
+		return attrValue{}, false
+	}
+	return wireValue(w), true
 }

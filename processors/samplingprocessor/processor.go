@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
+
+	"github.com/sidecarhq/sidecar/internal/presample"
 )
 
 const (
@@ -40,7 +42,7 @@ func (k keepCond) keepSpanFields(isError bool, dur int64) bool {
 }
 
 func (k keepCond) keepLog(rec plog.LogRecord, isError bool) bool {
-	return (k.errors && isError) || (k.priority && hasPriority(rec.Attributes()))
+	return (k.errors && isError) || (k.priority && hasPriority(mapAttrs(rec.Attributes())))
 }
 
 // thresholdInfo is a threshold with everything written for it, computed once.
@@ -91,9 +93,11 @@ type sampler struct {
 	parents   *recentParents
 	summaries *summaryTable
 	scratch   []byte // body decoding buffer, see logView
+	extras    []byte // fields appended to kept raw spans, see FilterTraces
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop       chan struct{}
+	wg         sync.WaitGroup
+	unregister func() // removes FilterTraces from the presample registry
 }
 
 func newSampler(cfg *Config, set processor.Settings) (*sampler, error) {
@@ -135,6 +139,7 @@ func (s *sampler) start(_ context.Context, _ component.Host) error {
 	if s.logsNext == nil {
 		s.set.Logger.Warn("sampling processor is in no logs pipeline: summary events of sampled-out items cannot be emitted (self-metrics still count them)")
 	}
+	s.unregister = presample.Register(s.set.ID, s)
 	s.stop = make(chan struct{})
 	s.wg.Add(1)
 	go s.loop(s.cfg.Summaries.Interval, s.flushSummaries)
@@ -151,6 +156,7 @@ func (s *sampler) shutdown(ctx context.Context) error {
 	if s.stop == nil {
 		return nil
 	}
+	s.unregister()
 	close(s.stop)
 	s.wg.Wait()
 	s.stop = nil
@@ -208,18 +214,18 @@ type decision struct {
 	ts     string // new tracestate, "" = leave as is
 }
 
-func hasPriority(attrs pcommon.Map) bool {
-	v, ok := attrs.Get(priorityAttribute)
+func hasPriority(attrs attrSet) bool {
+	v, ok := attrs.get(priorityAttribute)
 	if !ok {
 		return false
 	}
-	switch v.Type() {
+	switch v.typ {
 	case pcommon.ValueTypeInt:
-		return v.Int() > 0
+		return v.i > 0
 	case pcommon.ValueTypeDouble:
-		return v.Double() > 0
+		return v.f > 0
 	case pcommon.ValueTypeStr:
-		f, err := strconv.ParseFloat(v.Str(), 64)
+		f, err := strconv.ParseFloat(v.str, 64)
 		return err == nil && f > 0
 	}
 	return false

@@ -36,6 +36,7 @@ type summaryKey struct {
 }
 
 type summaryStats struct {
+	key                         summaryKey // as held in the table, see lookup
 	seen, kept, dropped, errors uint64
 	weightSum                   float64 // sum of weights of kept items; estimates seen
 	durSum, durMin, durMax      int64   // nanoseconds, spans only
@@ -67,9 +68,8 @@ func (t *summaryTable) stats(k summaryKey) *summaryStats {
 	if c.stats != nil && c.key == k {
 		return c.stats
 	}
-	st := t.lookup(k)
-	c.key, c.stats = k, st
-	return st
+	c.key, c.stats = t.lookup(k)
+	return c.stats
 }
 
 // recentSlot picks k's entry in summaryTable.recent without hashing whole
@@ -83,20 +83,22 @@ func (k *summaryKey) recentSlot() int {
 	return int(h * 0x9e3779b1 >> 26) // top 6 bits: 0..63
 }
 
-func (t *summaryTable) lookup(k summaryKey) *summaryStats {
+// lookup returns the group's key as the table holds it (strings copied:
+// k's may be views into a request buffer that is reused) and its stats.
+func (t *summaryTable) lookup(k summaryKey) (summaryKey, *summaryStats) {
 	if st, ok := t.groups[k]; ok {
-		return st
+		return st.key, st
 	}
 	if len(t.groups) >= t.maxGroups {
 		k = summaryKey{signal: k.signal, rule: k.rule, operation: overflowOperation}
 		if st, ok := t.groups[k]; ok {
-			return st
+			return st.key, st
 		}
 	}
 	k.service, k.operation, k.status = strings.Clone(k.service), strings.Clone(k.operation), strings.Clone(k.status)
-	st := &summaryStats{durMin: -1}
+	st := &summaryStats{key: k, durMin: -1}
 	t.groups[k] = st
-	return st
+	return k, st
 }
 
 func (st *summaryStats) add(kept, isError bool, weight float64) {

@@ -5,6 +5,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processorhelper"
+
+	"github.com/sidecarhq/sidecar/internal/presample"
 )
 
 // This file decides spans: matching, always-keep, structure, consistent
@@ -13,7 +15,6 @@ import (
 // decideSpan is the per-span decision path. It must not allocate except
 // when a kept span's existing tracestate has to be rewritten.
 func (s *sampler) decideSpan(v *spanView) decision {
-	sp := v.span
 	var r *rule
 	v.opKnown = false
 	for _, cand := range s.rules {
@@ -25,12 +26,12 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	if r == nil {
 		return decision{}
 	}
-	v.isError = spanIsError(sp)
-	dur := int64(sp.EndTimestamp()) - int64(sp.StartTimestamp())
+	v.isError = v.statusCode() == ptrace.StatusCodeError || v.hasException()
+	dur := v.duration()
 
-	tsRaw := sp.TraceState().AsRaw()
+	tsRaw := v.traceState()
 	st := parseTraceState(tsRaw)
-	rnd := traceRandomness(sp.TraceID())
+	rnd := traceRandomness(v.traceID())
 	if st.hasRv {
 		rnd = st.rv
 	}
@@ -45,7 +46,7 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	}
 
 	var target *thresholdInfo
-	if !s.exempt(sp, r, v.isError, dur) {
+	if !s.exempt(v, r, dur) {
 		if r.dyn != nil {
 			target = &pow2Info[r.dyn.state(r.dyn.keyHash(v)).exp]
 		} else {
@@ -81,7 +82,7 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	switch {
 	case v.isError:
 		status = "error"
-	case sp.Status().Code() == ptrace.StatusCodeOk:
+	case v.statusCode() == ptrace.StatusCodeOk:
 		status = "ok"
 	}
 	stats := s.summaries.stats(summaryKey{signal: signalTraces, rule: r.index, service: v.service, operation: v.op(), status: status})
@@ -97,32 +98,19 @@ func (s *sampler) decideSpan(v *spanView) decision {
 // the span's own fields, then the attribute scan for sampling.priority, and
 // last the parent window, whose lookup is a likely cache miss, so that it is
 // only paid for spans that would otherwise be sampled.
-func (s *sampler) exempt(sp ptrace.Span, r *rule, isError bool, dur int64) bool {
-	if s.always.keepSpanFields(isError, dur) || r.keepIf.keepSpanFields(isError, dur) {
+func (s *sampler) exempt(v *spanView, r *rule, dur int64) bool {
+	if s.always.keepSpanFields(v.isError, dur) || r.keepIf.keepSpanFields(v.isError, dur) {
 		return true
 	}
-	kind := sp.Kind()
+	kind := v.kind()
 	structureApplies := r.liftKind&(1<<uint(kind)) == 0
-	if structureApplies && (kind == ptrace.SpanKindServer || kind == ptrace.SpanKindConsumer || sp.ParentSpanID().IsEmpty()) {
+	if structureApplies && (kind == ptrace.SpanKindServer || kind == ptrace.SpanKindConsumer || v.isRoot()) {
 		return true
 	}
-	if (s.always.priority || r.keepIf.priority) && hasPriority(sp.Attributes()) {
+	if (s.always.priority || r.keepIf.priority) && hasPriority(v.attrs()) {
 		return true
 	}
-	return structureApplies && s.parents.has(parentKey(sp.TraceID(), sp.SpanID()))
-}
-
-func spanIsError(sp ptrace.Span) bool {
-	if sp.Status().Code() == ptrace.StatusCodeError {
-		return true
-	}
-	evs := sp.Events()
-	for i := 0; i < evs.Len(); i++ {
-		if evs.At(i).Name() == "exception" {
-			return true
-		}
-	}
-	return false
+	return structureApplies && s.parents.has(parentKey(v.traceID(), v.spanID()))
 }
 
 // keyHash hashes the dynamic rule's key fields of a span.
@@ -131,17 +119,17 @@ func (d *dynamicRule) keyHash(v *spanView) uint64 {
 	for _, f := range d.fields {
 		switch f {
 		case "span.name", "name":
-			h = h.str(v.span.Name())
+			h = h.str(v.name())
 		case "operation":
 			h = h.str(v.op())
 		case "service.name":
 			h = h.str(v.service)
 		case "status":
-			h = h.u64(uint64(v.span.Status().Code()))
+			h = h.u64(uint64(v.statusCode()))
 		default:
-			if a, ok := v.span.Attributes().Get(f); ok {
+			if a, ok := v.attrs().get(f); ok {
 				h = h.value(a)
-			} else if a, ok := v.resAttrs.Get(f); ok {
+			} else if a, ok := v.resourceAttrs().get(f); ok {
 				h = h.value(a)
 			} else {
 				h = h.u64(0)
@@ -155,7 +143,7 @@ func (d *dynamicRule) keyHash(v *spanView) uint64 {
 // are recorded first, so a parent is protected even when it precedes its
 // children in the batch.
 func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
-	if len(s.rules) == 0 {
+	if len(s.rules) == 0 || presample.Decided(ctx) == presample.Filter(s) {
 		return td, nil
 	}
 	s.mu.Lock()

@@ -29,22 +29,23 @@ type dropFilter struct {
 	err   error
 }
 
-func (f *dropFilter) FilterTraces(_ context.Context, dst, req []byte) ([]byte, error) {
+func (f *dropFilter) FilterTraces(_ context.Context, dst, req []byte) ([]byte, int, error) {
 	f.calls.Add(1)
 	if f.err != nil {
-		return nil, f.err
+		return nil, 0, f.err
 	}
 	r := ptraceotlp.NewExportRequest()
 	if err := r.UnmarshalProto(req); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	n := r.Traces().SpanCount()
 	for _, rs := range r.Traces().ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			ss.Spans().RemoveIf(func(s ptrace.Span) bool { return s.Name() == "drop" })
 		}
 	}
 	b, err := r.MarshalProto()
-	return append(dst, b...), err
+	return append(dst, b...), n, err
 }
 
 // presampled starts a receiver whose sampling_processor is f.
@@ -168,7 +169,11 @@ func TestPresampleFilterReturnsInput(t *testing.T) {
 
 type identityFilter struct{}
 
-func (identityFilter) FilterTraces(_ context.Context, _, req []byte) ([]byte, error) { return req, nil }
+func (identityFilter) FilterTraces(_ context.Context, _, req []byte) ([]byte, int, error) {
+	r := ptraceotlp.NewExportRequest()
+	err := r.UnmarshalProto(req)
+	return req, r.Traces().SpanCount(), err
+}
 
 func TestPresampleMissingProcessor(t *testing.T) {
 	cfg := testConfig(t)
@@ -184,4 +189,31 @@ func TestPresampleMissingProcessor(t *testing.T) {
 	cfg = testConfig(t)
 	cfg.SamplingProcessor = &id
 	start(t, cfg, sinks{logs: new(consumertest.LogsSink)})
+}
+
+// undecidedFilter leaves every request to the processor.
+type undecidedFilter struct{}
+
+func (undecidedFilter) FilterTraces(context.Context, []byte, []byte) ([]byte, int, error) {
+	return nil, 0, presample.ErrUndecided
+}
+
+// A request the filter leaves alone reaches the pipeline whole and unmarked,
+// over both transports.
+func TestPresampleUndecided(t *testing.T) {
+	r, sink := presampled(t, undecidedFilter{})
+	_, err := ptraceotlp.NewGRPCClient(dial(t, r.grpcAddr())).Export(context.Background(), ptraceotlp.NewExportRequestFromTraces(traces("drop", "a")))
+	if err != nil {
+		t.Fatalf("gRPC: %v", err)
+	}
+	if resp, b := post(t, r.httpURL(tracesPath), protoContentType, tracesProto(t, traces("drop"))); resp.StatusCode != http.StatusOK {
+		t.Fatalf("HTTP: %d %s", resp.StatusCode, b)
+	}
+	if got := spanNames(sink); !slices.Equal(got, []string{"drop", "a", "drop"}) {
+		t.Errorf("spans %v", got)
+	}
+	checkDecided(t, sink, nil)
+	if n := r.acceptedSpans(t); n != 3 {
+		t.Errorf("accepted spans %d, want 3", n)
+	}
 }

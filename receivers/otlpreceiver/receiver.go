@@ -136,8 +136,7 @@ func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.Ob
 		err     error
 	)
 	if r.filter != nil && enc == encProto {
-		td, n, err = r.presample(ctx, body)
-		decided = r.filter
+		td, n, decided, err = r.presample(ctx, body)
 	} else {
 		req := ptraceotlp.NewExportRequest()
 		err = enc.unmarshal(req, body)
@@ -160,28 +159,29 @@ func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.Ob
 }
 
 // presample runs the filter over a protobuf request and decodes the spans
-// it keeps; n counts the spans of the request.
-func (r *otlpReceiver) presample(ctx context.Context, body []byte) (td ptrace.Traces, n int, err error) {
-	if n, err = countSpans(body); err != nil {
-		return td, 0, malformedError{err}
-	}
-	if n == 0 {
-		return td, 0, nil
-	}
+// it keeps; n counts the spans of the request. decided is the filter, or
+// nil when it left the request to the processor.
+func (r *otlpReceiver) presample(ctx context.Context, body []byte) (td ptrace.Traces, n int, decided presample.Filter, err error) {
 	dst := getBuf(len(body))
 	defer putBuf(dst)
-	out, err := r.filter.FilterTraces(ctx, *dst, body)
-	if err != nil {
-		return td, n, malformedError{err}
+	out, n, err := r.filter.FilterTraces(ctx, *dst, body)
+	req := ptraceotlp.NewExportRequest()
+	switch {
+	case errors.Is(err, presample.ErrUndecided):
+		if err = encProto.unmarshal(req, body); err != nil {
+			return td, 0, nil, err
+		}
+		return req.Traces(), req.Traces().SpanCount(), nil, nil
+	case err != nil:
+		return td, 0, nil, malformedError{err}
 	}
 	if cap(out) > cap(*dst) && !sameArray(out, body) {
 		*dst = out // the filter grew dst: pool the larger buffer
 	}
-	req := ptraceotlp.NewExportRequest()
 	if err = encProto.unmarshal(req, out); err != nil {
-		return td, n, err
+		return td, n, nil, err
 	}
-	return req.Traces(), n, nil
+	return req.Traces(), n, r.filter, nil
 }
 
 func (r *otlpReceiver) consumeLogs(ctx context.Context, obs *receiverhelper.ObsReport, enc encoding, body []byte) error {

@@ -1,0 +1,73 @@
+package samplingprocessor
+
+import (
+	"bytes"
+	"context"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/sidecarhq/sidecar/internal/otlpwire"
+	"github.com/sidecarhq/sidecar/internal/presample"
+)
+
+// This file decides spans while they are still protobuf, for a receiver
+// that names this processor in sampling_processor: dropped spans then never
+// become pdata, which is most of what receiving them costs. The decisions,
+// counts, summaries and what kept spans carry are the same as processTraces
+// makes; the receiver marks the batch so processTraces passes it through.
+
+var _ presample.Filter = (*sampler)(nil)
+
+// reservedKeyPrefix starts both attributes a decision writes. A span that
+// already has one must have it replaced, which appending to the protobuf
+// cannot do, so such a request is left to processTraces.
+var reservedKeyPrefix = []byte("sampling.")
+
+// FilterTraces implements presample.Filter.
+func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, int, error) {
+	if len(s.rules) == 0 {
+		return nil, 0, presample.ErrUndecided // nothing to decide
+	}
+	if bytes.Contains(req, reservedKeyPrefix) &&
+		(bytes.Contains(req, []byte(WeightAttribute)) || bytes.Contains(req, []byte(RuleAttribute))) {
+		return nil, 0, presample.ErrUndecided
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var v spanView
+	out, _, total, err := otlpwire.Filter(dst, req, s.noteParent, func(res *otlpwire.Resource, sp *otlpwire.Span) (bool, []byte) {
+		v.wire, v.wireRes = sp, res
+		v.service = wireServiceName(res)
+		d := s.decideSpan(&v)
+		if d.rule == nil {
+			return true, nil
+		}
+		if !d.keep {
+			return false, nil
+		}
+		s.extras = s.extras[:0] // Filter copies what keep returns
+		if d.ts != "" {
+			s.extras = otlpwire.AppendTraceState(s.extras, d.ts)
+		}
+		s.extras = otlpwire.AppendDoubleAttr(s.extras, WeightAttribute, d.weight)
+		s.extras = otlpwire.AppendStrAttr(s.extras, RuleAttribute, d.rule.name)
+		return true, s.extras
+	})
+	s.flushCounts(ctx, signalTraces)
+	return out, total, err
+}
+
+// noteParent records a span's parent as recently seen, for every span of a
+// request before any is decided (see processTraces).
+func (s *sampler) noteParent(sp *otlpwire.Span) {
+	if p := pcommon.SpanID(sp.ParentSpanID()); !p.IsEmpty() {
+		s.parents.add(parentKey(pcommon.TraceID(sp.TraceID()), p))
+	}
+}
+
+func wireServiceName(res *otlpwire.Resource) string {
+	if v, ok := res.Attr("service.name"); ok && v.Type() == otlpwire.ValueStr {
+		return v.Str()
+	}
+	return ""
+}

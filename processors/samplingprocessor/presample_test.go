@@ -1,0 +1,212 @@
+package samplingprocessor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/sidecarhq/sidecar/internal/presample"
+)
+
+// presampleConfig has a rule for every decision path: a fixed rule with
+// keep_if and an operation match, a rule on resource attributes, and
+// always_keep with priority.
+func presampleConfig() *Config {
+	cfg := testConfig(
+		RuleConfig{Name: "redis", Match: redisMatch, Probability: 1.0 / 8, KeepIf: KeepConfig{MinDuration: 20 * time.Millisecond}},
+		RuleConfig{Name: "internal", Match: MatchConfig{Kind: []string{"internal"}, ResourceAttributes: map[string]any{"deployment.environment": "prod"}}, Probability: 0.5},
+		RuleConfig{Name: "hset", Match: MatchConfig{Operation: []string{"HSET"}}, Probability: 1.0 / 4},
+	)
+	cfg.AlwaysKeep.Priority = true
+	cfg.Summaries.Interval = time.Hour
+	return cfg
+}
+
+// presampleBatch is a request of two services with the span shapes the rules
+// tell apart: roots, internal parents, Redis leaves (some slow, failed, with
+// an exception event, with sampling.priority, with an incoming tracestate),
+// and HSET spans named by db.operation.
+func presampleBatch(gen *spanGen, b int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for _, svc := range []string{"shop", "cart"} {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", svc)
+		rs.Resource().Attributes().PutStr("deployment.environment", "prod")
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName("ioredis")
+		spans := ss.Spans()
+		for r := 0; r < 6; r++ {
+			requestTrace(gen, spans, (b+r)%2 == 0)
+		}
+		for i := 0; i < 40; i++ {
+			sp := gen.redisLeaf(spans, gen.traceID(), gen.spanID(), int64(gen.rnd.IntN(int(30*time.Millisecond))))
+			switch i % 10 {
+			case 1:
+				sp.Status().SetCode(ptrace.StatusCodeError)
+			case 2:
+				sp.Events().AppendEmpty().SetName("exception")
+			case 3:
+				sp.Attributes().PutInt("sampling.priority", 1)
+			case 4:
+				sp.TraceState().FromRaw("ot=th:8;rv:" + "fffffffffffff0")
+			case 5:
+				sp.TraceState().FromRaw("vendor=x")
+			case 6:
+				sp.Attributes().PutStr("db.operation", "HSET")
+				sp.Attributes().Remove("db.system")
+			}
+		}
+	}
+	// A scope and a resource whose spans may all go.
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "batch")
+	for i := 0; i < 3; i++ {
+		gen.redisLeaf(rs.ScopeSpans().AppendEmpty().Spans(), gen.traceID(), gen.spanID(), 1000)
+	}
+	return td
+}
+
+func startSampler(t *testing.T, cfg *Config) (*sampler, *consumertest.TracesSink, func(context.Context, ptrace.Traces) error) {
+	t.Helper()
+	f := NewFactory()
+	sink := new(consumertest.TracesSink)
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return sharedFor(t, cfg), sink, p.ConsumeTraces
+}
+
+// TestFilterTracesDecidesLikeProcessTraces runs the same requests through
+// the pdata path and the raw path of two identical instances: what each
+// keeps, the tracestate and attributes kept spans carry, and the summaries
+// must be the same.
+func TestFilterTracesDecidesLikeProcessTraces(t *testing.T) {
+	pdataSampler, pdataSink, consumePdata := startSampler(t, presampleConfig())
+	rawSampler, rawSink, consumeRaw := startSampler(t, presampleConfig())
+	if f, ok := presample.Lookup(rawSampler.set.ID); !ok || f == nil {
+		t.Fatal("a started sampler is not registered for presampling")
+	}
+
+	gen := newSpanGen(5)
+	total := 0
+	for b := 0; b < 30; b++ {
+		td := presampleBatch(gen, b)
+		sent := td.SpanCount()
+		total += sent
+		req, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := consumePdata(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+		out, n, err := rawSampler.FilterTraces(context.Background(), nil, req)
+		if err != nil {
+			t.Fatalf("batch %d: %v", b, err)
+		}
+		if n != sent {
+			t.Fatalf("batch %d: FilterTraces counted %d spans, the request has %d", b, n, sent)
+		}
+		clear(req) // summaries must not keep views into the request
+		got := ptraceotlp.NewExportRequest()
+		if err := got.UnmarshalProto(out); err != nil {
+			t.Fatalf("batch %d: filtered request does not parse: %v", b, err)
+		}
+		if got.Traces().SpanCount() == 0 {
+			continue
+		}
+		// The processor passes a batch its filter decided through untouched.
+		if err := consumeRaw(presample.WithDecided(context.Background(), rawSampler), got.Traces()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, got := pdataSink.AllTraces(), rawSink.AllTraces()
+	if len(want) != len(got) {
+		t.Fatalf("pdata path delivered %d batches, raw path %d", len(want), len(got))
+	}
+	kept := 0
+	for i := range want {
+		w, _ := ptraceotlp.NewExportRequestFromTraces(want[i]).MarshalJSON()
+		g, _ := ptraceotlp.NewExportRequestFromTraces(got[i]).MarshalJSON()
+		if string(w) != string(g) {
+			t.Fatalf("batch %d differs:\npdata path: %s\nraw path:   %s", i, w, g)
+		}
+		kept += want[i].SpanCount()
+	}
+	if kept == 0 || kept >= total {
+		t.Fatalf("kept %d of %d spans: the rules did not both keep and drop", kept, total)
+	}
+	end := time.Unix(1700000000, 0)
+	pdataSummaries := summaryRows(pdataSampler.summaries.toLogs(pdataSampler.names, end))
+	rawSummaries := summaryRows(rawSampler.summaries.toLogs(rawSampler.names, end))
+	if !reflect.DeepEqual(pdataSummaries, rawSummaries) {
+		t.Fatalf("summaries differ:\npdata path: %v\nraw path:   %v", pdataSummaries, rawSummaries)
+	}
+	t.Logf("kept %d of %d spans in %d summary groups", kept, total, len(rawSummaries))
+}
+
+// summaryRows renders summary records without their interval, by group.
+func summaryRows(ld plog.Logs) map[string]map[string]any {
+	rows := map[string]map[string]any{}
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		recs := rls.At(i).ScopeLogs().At(0).LogRecords()
+		for j := 0; j < recs.Len(); j++ {
+			m := recs.At(j).Body().Map().AsRaw()["sampling"].(map[string]any)
+			delete(m, "interval_seconds")
+			rows[fmt.Sprint(m["service"], "|", m["rule"], "|", m["operation"], "|", m["status"])] = m
+		}
+	}
+	return rows
+}
+
+// TestFilterTracesLeavesPreSampledRequests: a span that already carries the
+// decision attributes (sampled by another sidecar upstream) needs them
+// replaced, which only the pdata path can do.
+func TestFilterTracesLeavesPreSampledRequests(t *testing.T) {
+	s, _, _ := startSampler(t, presampleConfig())
+	for _, key := range []string{WeightAttribute, RuleAttribute} {
+		td, spans := newBatch("shop")
+		newSpanGen(1).redisLeaf(spans, pcommon.TraceID{1}, pcommon.SpanID{2}, 1000).Attributes().PutStr(key, "x")
+		req, _ := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if _, _, err := s.FilterTraces(context.Background(), nil, req); !errors.Is(err, presample.ErrUndecided) {
+			t.Fatalf("span with %s: err = %v, want ErrUndecided", key, err)
+		}
+	}
+}
+
+func TestFilterTracesWithoutRulesLeavesTheRequest(t *testing.T) {
+	s, _, _ := startSampler(t, testConfig())
+	td, spans := newBatch("shop")
+	newSpanGen(1).redisLeaf(spans, pcommon.TraceID{1}, pcommon.SpanID{2}, 1000)
+	req, _ := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if _, _, err := s.FilterTraces(context.Background(), nil, req); !errors.Is(err, presample.ErrUndecided) {
+		t.Fatalf("err = %v, want ErrUndecided: with no rules there is nothing to decide", err)
+	}
+}
+
+func TestFilterTracesRejectsMalformedRequests(t *testing.T) {
+	s, _, _ := startSampler(t, presampleConfig())
+	td, spans := newBatch("shop")
+	newSpanGen(1).redisLeaf(spans, pcommon.TraceID{1}, pcommon.SpanID{2}, 1000)
+	req, _ := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if _, _, err := s.FilterTraces(context.Background(), nil, req[:len(req)-3]); err == nil || errors.Is(err, presample.ErrUndecided) {
+		t.Fatalf("truncated request: err = %v, want a parse error", err)
+	}
+}
