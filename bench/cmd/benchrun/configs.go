@@ -53,7 +53,7 @@ func sidecarConfig(env *runEnv, in inputs) string {
 		}
 	}
 	if in.spans {
-		fmt.Fprintf(&b, "  otlp:\n    protocols:\n      grpc: {endpoint: \"127.0.0.1:%d\"}\n      http: {endpoint: \"127.0.0.1:%d\"}\n", env.grpcPort, env.httpPort)
+		fmt.Fprintf(&b, "  otlp:\n    sampling_processor: sampling\n    protocols:\n      grpc: {endpoint: \"127.0.0.1:%d\"}\n      http: {endpoint: \"127.0.0.1:%d\"}\n", env.grpcPort, env.httpPort)
 	}
 	b.WriteString("processors:\n" + memoryLimiter)
 	if in.spans {
