@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -26,13 +27,26 @@ import (
 // real binary with a 1/4 Redis GET rule, and checks what arrives at the fake
 // Axiom: exactly the spans the consistent rule keeps, with weight and
 // tracestate, all parents, every error, and summary events in the logs
-// dataset whose totals match what was sent.
+// dataset whose totals match what was sent. It runs with spans decided on
+// pdata by the processor and, with sampling_processor set on the receiver,
+// decided on the raw request over each transport: the results must be alike.
 func TestSamplingRules(t *testing.T) {
+	t.Run("processor", func(t *testing.T) { testSamplingRules(t, false, "grpc") })
+	t.Run("presampled-grpc", func(t *testing.T) { testSamplingRules(t, true, "grpc") })
+	t.Run("presampled-http", func(t *testing.T) { testSamplingRules(t, true, "http") })
+}
+
+func testSamplingRules(t *testing.T, presampled bool, transport string) {
 	fake := axiomtest.NewForTest(t)
 	grpcAddr, httpAddr := FreeAddr(t), FreeAddr(t)
+	presampling := ""
+	if presampled {
+		presampling = "sampling_processor: sampling"
+	}
 	s := StartSidecar(t, fmt.Sprintf(`
 receivers:
   otlp:
+    %s
     protocols:
       grpc: {endpoint: %s}
       http: {endpoint: %s}
@@ -50,10 +64,20 @@ processors:
     logs: {receivers: [otlp], processors: [sampling], exporters: [axiom]}
   telemetry:
     metrics: {level: none}
-`, grpcAddr, httpAddr, axiomExporter(fake.URL())))
+`, presampling, grpcAddr, httpAddr, axiomExporter(fake.URL())))
 	s.WaitListening(t, grpcAddr)
+	s.WaitListening(t, httpAddr)
+	if presampled {
+		s.WaitOutput(t, `"presampling": true`)
+	}
 
-	exp, err := otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(grpcAddr), otlptracegrpc.WithInsecure())
+	var exp sdktrace.SpanExporter
+	var err error
+	if transport == "http" {
+		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(httpAddr), otlptracehttp.WithInsecure())
+	} else {
+		exp, err = otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(grpcAddr), otlptracegrpc.WithInsecure())
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
