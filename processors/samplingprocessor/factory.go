@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
+
+	"github.com/sidecarhq/sidecar/internal/presample"
 )
 
 var componentType = component.MustNewType("sampling")
@@ -97,9 +99,26 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 	if err != nil {
 		return nil, err
 	}
+	// The raw-request filter is offered only while the processor runs in a
+	// traces pipeline: a receiver must not sample spans by the rules of a
+	// processor that the config keeps out of the span path.
+	var unregister func()
+	start := func(ctx context.Context, host component.Host) error {
+		if err := sh.start(ctx, host); err != nil {
+			return err
+		}
+		unregister = presample.Register(set.ID, sh.sampler)
+		return nil
+	}
+	shutdown := func(ctx context.Context) error {
+		if unregister != nil {
+			unregister()
+		}
+		return sh.shutdown(ctx)
+	}
 	return processorhelper.NewTraces(ctx, set, cfg, next, sh.processTraces,
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
-		processorhelper.WithStart(sh.start), processorhelper.WithShutdown(sh.shutdown))
+		processorhelper.WithStart(start), processorhelper.WithShutdown(shutdown))
 }
 
 func createLogs(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Logs) (processor.Logs, error) {

@@ -210,3 +210,39 @@ func TestFilterTracesRejectsMalformedRequests(t *testing.T) {
 		t.Fatalf("truncated request: err = %v, want a parse error", err)
 	}
 }
+
+// Only a processor running in a traces pipeline offers its filter: a config
+// that keeps it out of the span path must not have spans sampled by it.
+func TestFilterOfferedOnlyInATracesPipeline(t *testing.T) {
+	f := NewFactory()
+	set := processortest.NewNopSettings(f.Type())
+	cfg := presampleConfig()
+	logs, err := f.CreateLogs(context.Background(), set, cfg, new(consumertest.LogsSink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := logs.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = logs.Shutdown(context.Background()) }()
+	if _, ok := presample.Lookup(set.ID); ok {
+		t.Fatal("a sampling processor in a logs pipeline only offers a span filter")
+	}
+
+	traces, err := f.CreateTraces(context.Background(), set, cfg, new(consumertest.TracesSink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := traces.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := presample.Lookup(set.ID); !ok {
+		t.Fatal("no filter while running in a traces pipeline")
+	}
+	if err := traces.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := presample.Lookup(set.ID); ok {
+		t.Fatal("filter still offered after the traces pipeline shut down")
+	}
+}

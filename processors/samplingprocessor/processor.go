@@ -13,8 +13,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
-
-	"github.com/sidecarhq/sidecar/internal/presample"
 )
 
 const (
@@ -95,9 +93,8 @@ type sampler struct {
 	scratch   []byte // body decoding buffer, see logView
 	extras    []byte // fields appended to kept raw spans, see FilterTraces
 
-	stop       chan struct{}
-	wg         sync.WaitGroup
-	unregister func() // removes FilterTraces from the presample registry
+	stop chan struct{}
+	wg   sync.WaitGroup
 }
 
 func newSampler(cfg *Config, set processor.Settings) (*sampler, error) {
@@ -139,7 +136,6 @@ func (s *sampler) start(_ context.Context, _ component.Host) error {
 	if s.logsNext == nil {
 		s.set.Logger.Warn("sampling processor is in no logs pipeline: summary events of sampled-out items cannot be emitted (self-metrics still count them)")
 	}
-	s.unregister = presample.Register(s.set.ID, s)
 	s.stop = make(chan struct{})
 	s.wg.Add(1)
 	go s.loop(s.cfg.Summaries.Interval, s.flushSummaries)
@@ -156,7 +152,6 @@ func (s *sampler) shutdown(ctx context.Context) error {
 	if s.stop == nil {
 		return nil
 	}
-	s.unregister()
 	close(s.stop)
 	s.wg.Wait()
 	s.stop = nil
