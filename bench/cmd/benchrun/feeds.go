@@ -231,15 +231,16 @@ loop:
 		case <-ctx.Done():
 			break loop
 		case now := <-t.C:
+			// Full batches, as an SDK's batch span processor sends at these
+			// rates (it exports as soon as 512 spans are queued).
 			due := int64(now.Sub(start).Seconds()*float64(rate)) / loadgen.SpansPerRequest
-			for requests < due {
-				n := int(min(due-requests, requestsPerExport))
+			for due-requests >= requestsPerExport {
 				select {
-				case work <- gen.Requests(n, time.Now()):
+				case work <- gen.Requests(requestsPerExport, time.Now()):
 				case <-ctx.Done():
 					break loop
 				}
-				requests += int64(n)
+				requests += requestsPerExport
 			}
 		}
 	}
