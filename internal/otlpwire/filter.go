@@ -21,8 +21,9 @@ import (
 // keeping only the spans for which keep returns true. before, if not nil, is
 // called for every span of the request before the first keep call. keep may
 // return extra: already-encoded Span fields appended to the end of that kept
-// span's message (a later singular field wins, a repeated field appends);
-// extra is copied, so its buffer may be reused across calls. ScopeSpans and
+// span's message (a later singular field wins; an attribute replaces every
+// attribute of the span with its key, as pcommon.Map's Put* do, though it
+// goes last); extra is copied, so its buffer may be reused across calls. ScopeSpans and
 // ResourceSpans left with no spans are removed; everything else (resource,
 // scope, schema_url, unknown fields) is copied byte for byte. When nothing
 // changes (every span kept, no extra, no empty ScopeSpans or ResourceSpans)
@@ -76,6 +77,12 @@ func Filter(dst, req []byte, before func(*Span), keep func(*Resource, *Span) (ke
 				if len(extra) > 0 {
 					changed = true
 					s.extraLo = len(sc.extra)
+					if s.hasAttrOf(extra) {
+						// Rare (spans already sampled upstream): the span is
+						// rewritten without the attributes extra replaces.
+						sc.extra = appendWithoutAttrsOf(sc.extra, req[s.start:s.end], extra)
+						s.rewritten = true
+					}
 					sc.extra = append(sc.extra, extra...)
 					s.extraHi = len(sc.extra)
 				}
@@ -126,7 +133,16 @@ type spanRec struct {
 	Span
 	hdr, start, end  int
 	keep             bool
-	extraLo, extraHi int // in scratch.extra
+	rewritten        bool // scratch.extra holds the whole span, not only its extra
+	extraLo, extraHi int  // in scratch.extra
+}
+
+// body is the size of the kept span's message.
+func (s *spanRec) body() int {
+	if s.rewritten {
+		return s.extraHi - s.extraLo
+	}
+	return s.end - s.start + s.extraHi - s.extraLo
 }
 
 // maxPooled bounds the records a pooled scratch keeps: a rare huge request
@@ -266,7 +282,7 @@ func (sc *scratch) write(dst, req []byte) []byte {
 				s := &sc.spans[si]
 				c.size -= s.end - s.hdr
 				if s.keep {
-					c.size += lenField(2, s.end-s.start+s.extraHi-s.extraLo)
+					c.size += lenField(2, s.body())
 				}
 			}
 			r.size -= c.end - c.hdr
@@ -307,10 +323,11 @@ func (sc *scratch) write(dst, req []byte) []byte {
 				if !s.keep {
 					continue
 				}
-				extra := sc.extra[s.extraLo:s.extraHi]
-				out = appendLen(out, 2, s.end-s.start+len(extra))
-				out = append(out, req[s.start:s.end]...)
-				out = append(out, extra...)
+				out = appendLen(out, 2, s.body())
+				if !s.rewritten {
+					out = append(out, req[s.start:s.end]...)
+				}
+				out = append(out, sc.extra[s.extraLo:s.extraHi]...)
 			}
 			out = append(out, req[cpos:c.end]...)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -624,4 +625,73 @@ func TestNoAllocsPerSpan(t *testing.T) {
 	if allocs >= 10 {
 		t.Fatalf("%v allocations per Filter of 504 spans", allocs)
 	}
+}
+
+// An attribute in extra replaces the span's own attributes with its key,
+// duplicates included, as the pdata path's Put* does; other attributes and
+// spans without the key are left as they are.
+func TestFilterExtraReplacesAttributes(t *testing.T) {
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	withKey := spans.AppendEmpty()
+	withKey.SetName("with")
+	withKey.Attributes().PutStr("a", "1")
+	withKey.Attributes().PutDouble("sampling.adjusted_count", 8)
+	withKey.Attributes().PutStr("b", "2")
+	without := spans.AppendEmpty()
+	without.SetName("without")
+	without.Attributes().PutStr("a", "1")
+	req, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second copy of the key, as a request may carry (pdata keeps both).
+	dup := AppendDoubleAttr(nil, "sampling.adjusted_count", 16)
+	req = appendToFirstSpan(t, req, dup)
+
+	extra := AppendDoubleAttr(nil, "sampling.adjusted_count", 128)
+	extra = AppendStrAttr(extra, "sampling.rule", "redis")
+	out, kept, _, err := Filter(nil, req, nil, func(*Resource, *Span) (bool, []byte) { return true, extra })
+	if err != nil || kept != 2 {
+		t.Fatalf("Filter: kept %d, %v", kept, err)
+	}
+	got := ptraceotlp.NewExportRequest()
+	if err := got.UnmarshalProto(out); err != nil {
+		t.Fatal(err)
+	}
+	gs := got.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	want := map[string][]string{
+		"with":    {"a=1", "b=2", "sampling.adjusted_count=128", "sampling.rule=redis"},
+		"without": {"a=1", "sampling.adjusted_count=128", "sampling.rule=redis"},
+	}
+	for i := 0; i < gs.Len(); i++ {
+		var attrs []string
+		for k, v := range gs.At(i).Attributes().All() {
+			attrs = append(attrs, k+"="+v.AsString())
+		}
+		if w := want[gs.At(i).Name()]; !slices.Equal(attrs, w) {
+			t.Errorf("span %q attributes %v, want %v", gs.At(i).Name(), attrs, w)
+		}
+	}
+}
+
+// appendToFirstSpan appends fields to the first span of a one-resource,
+// one-scope request by re-encoding the three enclosing lengths.
+func appendToFirstSpan(t *testing.T, req, fields []byte) []byte {
+	t.Helper()
+	sc := new(scratch)
+	if err := sc.parse(req); err != nil {
+		t.Fatal(err)
+	}
+	s := sc.spans[0]
+	span := append(slices.Clone(req[s.start:s.end]), fields...)
+	scope := slices.Clone(req[sc.scopes[0].start:s.hdr])
+	scope = appendLen(scope, 2, len(span))
+	scope = append(scope, span...)
+	scope = append(scope, req[s.end:sc.scopes[0].end]...)
+	res := slices.Clone(req[sc.res[0].start:sc.scopes[0].hdr])
+	res = appendLen(res, 2, len(scope))
+	res = append(res, scope...)
+	res = append(res, req[sc.scopes[0].end:sc.res[0].end]...)
+	return append(appendLen(nil, 1, len(res)), res...)
 }

@@ -1,7 +1,6 @@
 package samplingprocessor
 
 import (
-	"bytes"
 	"context"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -18,19 +17,10 @@ import (
 
 var _ presample.Filter = (*sampler)(nil)
 
-// reservedKeyPrefix starts both attributes a decision writes. A span that
-// already has one must have it replaced, which appending to the protobuf
-// cannot do, so such a request is left to processTraces.
-var reservedKeyPrefix = []byte("sampling.")
-
 // FilterTraces implements presample.Filter.
 func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, int, error) {
 	if len(s.rules) == 0 {
 		return nil, 0, presample.ErrUndecided // nothing to decide
-	}
-	if bytes.Contains(req, reservedKeyPrefix) &&
-		(bytes.Contains(req, []byte(WeightAttribute)) || bytes.Contains(req, []byte(RuleAttribute))) {
-		return nil, 0, presample.ErrUndecided
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
