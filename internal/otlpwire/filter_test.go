@@ -695,3 +695,30 @@ func appendToFirstSpan(t *testing.T, req, fields []byte) []byte {
 	res = append(res, req[sc.scopes[0].end:sc.res[0].end]...)
 	return append(appendLen(nil, 1, len(res)), res...)
 }
+
+// AttrsOf finds in one pass what Attr finds key by key.
+func TestAttrsOfAgreesWithAttr(t *testing.T) {
+	td := testTraces()
+	req, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"str", "int", "double", "bool", "absent", "db.system", "bytes"}
+	vals := make([]Value, len(keys))
+	spans := 0
+	_, _, _, err = Filter(nil, req, nil, func(_ *Resource, s *Span) (bool, []byte) {
+		spans++
+		clear(vals)
+		found := s.AttrsOf(keys, vals)
+		for i, k := range keys {
+			want, ok := s.Attr(k)
+			if got := found&(1<<i) != 0; got != ok || (ok && vals[i] != want) {
+				t.Errorf("span %q key %q: AttrsOf %v %+v, Attr %v %+v", s.Name(), k, got, vals[i], ok, want)
+			}
+		}
+		return true, nil
+	})
+	if err != nil || spans == 0 {
+		t.Fatalf("Filter: %d spans, %v", spans, err)
+	}
+}

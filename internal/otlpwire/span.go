@@ -82,6 +82,52 @@ func (s *Span) Attr(key string) (Value, bool) {
 	return v, ok
 }
 
+// AttrsOf looks up several keys in one pass over the attributes, which costs
+// about what one Attr does: for each keys[i] present (the first attribute
+// with it, as Attr finds), bit i of found is set and vals[i] holds its value.
+// keys must be distinct, at most 64, and vals at least as long.
+func (s *Span) AttrsOf(keys []string, vals []Value) (found uint64) {
+	b := s.attrs
+	for pos := 0; pos < len(b); {
+		f, npos, err := next(b, pos)
+		if err != nil {
+			s.fail(err)
+			return found
+		}
+		pos = npos
+		if f.tag != 9<<3|wtLen {
+			if err := checkKnown("Span", 1<<9, f); err != nil {
+				s.fail(err)
+				return found
+			}
+			continue
+		}
+		kv := b[f.start:f.end]
+		key := kvKey(kv)
+		for i, k := range keys {
+			if string(key) != k || found&(1<<i) != 0 {
+				continue
+			}
+			v, ok, err := lookupKV(kv, k)
+			if err != nil {
+				s.fail(err)
+				return found
+			}
+			if ok {
+				vals[i], found = v, found|1<<i
+			}
+			break
+		}
+	}
+	return found
+}
+
+func (s *Span) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
 // HasEvent reports whether the span has an event called name.
 func (s *Span) HasEvent(name string) bool {
 	for pos := 0; pos < len(s.events); {

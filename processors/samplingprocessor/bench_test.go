@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/processor/processortest"
 )
 
@@ -84,13 +85,64 @@ func BenchmarkProcessRequests(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gen := newSpanGen(1)
+	src := requestsBatch(newSpanGen(1))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		td := ptrace.NewTraces()
+		src.CopyTo(td)
+		newTraceIDs(td, i)
+		b.StartTimer()
+		_, _ = s.processTraces(b.Context(), td)
+	}
+	b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
+}
+
+// BenchmarkFilterTraces is BenchmarkProcessRequests on the raw protobuf
+// request, as the otlp receiver hands it over with sampling_processor set:
+// deciding, skipping dropped spans and writing the kept ones.
+func BenchmarkFilterTraces(b *testing.B) {
+	s, err := newSampler(benchConfig(), processortest.NewNopSettings(componentType))
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := requestsBatch(newSpanGen(1))
+	var reqs [][]byte
+	for i := range 64 {
+		td := ptrace.NewTraces()
+		src.CopyTo(td)
+		newTraceIDs(td, i)
+		req, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			b.Fatal(err)
+		}
+		reqs = append(reqs, req)
+	}
+	var dst []byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if dst, _, err = s.FilterTraces(b.Context(), dst[:0], reqs[i%len(reqs)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
+}
+
+// requestsBatch is 111 requests of a service using Redis: 8 client spans
+// with semantic-convention attributes, then their SERVER span (999 spans).
+func requestsBatch(gen *spanGen) ptrace.Traces {
 	src, spans := newBatch("shop")
 	names := []string{"GET", "SET", "MGET", "HGETALL"}
 	for r := 0; r < 111; r++ {
 		tid, rootID := gen.traceID(), gen.spanID()
 		for c := 0; c < 8; c++ {
-			gen.redisLeaf(spans, tid, rootID, 400_000).SetName(names[c%len(names)])
+			sp := gen.redisLeaf(spans, tid, rootID, 400_000)
+			sp.SetName(names[c%len(names)])
+			sp.Attributes().PutStr("db.statement", names[c%len(names)]+" user:session:4f3a2b")
+			sp.Attributes().PutStr("server.address", "redis.internal")
+			sp.Attributes().PutInt("server.port", 6379)
 		}
 		root := spans.AppendEmpty()
 		root.SetTraceID(tid)
@@ -103,25 +155,21 @@ func BenchmarkProcessRequests(b *testing.B) {
 		root.Attributes().PutStr("http.route", "/api/orders/:id")
 		root.Attributes().PutInt("http.response.status_code", 200)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		td := ptrace.NewTraces()
-		src.CopyTo(td)
-		batch := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
-		for k := 0; k < batch.Len(); k++ {
-			sp := batch.At(k)
-			tid := sp.TraceID()
-			tid[8] ^= byte(i)
-			tid[9] ^= byte(i >> 8)
-			tid[10] ^= byte(i >> 16)
-			sp.SetTraceID(tid)
-		}
-		b.StartTimer()
-		_, _ = s.processTraces(b.Context(), td)
+	return src
+}
+
+// newTraceIDs gives every span of td a trace id of iteration i, so the
+// recent-parent window fills and rotates as in production.
+func newTraceIDs(td ptrace.Traces, i int) {
+	batch := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for k := 0; k < batch.Len(); k++ {
+		sp := batch.At(k)
+		tid := sp.TraceID()
+		tid[8] ^= byte(i)
+		tid[9] ^= byte(i >> 8)
+		tid[10] ^= byte(i >> 16)
+		sp.SetTraceID(tid)
 	}
-	b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
 }
 
 // BenchmarkDecideLog measures the per-record decision path on raw JSON

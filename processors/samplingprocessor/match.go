@@ -416,6 +416,7 @@ type spanView struct {
 	resAttrs  pcommon.Map
 	wire      *otlpwire.Span
 	wireRes   *otlpwire.Resource
+	wireAttrs *wireAttrs // the raw span's attributes the sampler reads
 	service   string
 	operation string // valid when opKnown; see op
 	opKnown   bool
@@ -434,7 +435,7 @@ func (v *spanView) op() string {
 
 func (v *spanView) attrs() attrSet {
 	if v.wire != nil {
-		return attrSet{span: v.wire}
+		return attrSet{span: v.wire, pre: v.wireAttrs}
 	}
 	return mapAttrs(v.span.Attributes())
 }
@@ -701,11 +702,41 @@ func wireValue(v otlpwire.Value) attrValue {
 }
 
 // attrSet is a set of attributes: a pdata map, or a span's or resource's
-// attributes still in protobuf. Exactly one field is set.
+// attributes still in protobuf (a span's with the keys the sampler reads
+// looked up in one pass, in pre). One of m, span and res is set.
 type attrSet struct {
 	m    pcommon.Map
 	span *otlpwire.Span
+	pre  *wireAttrs
 	res  *otlpwire.Resource
+}
+
+// wireAttrs holds a raw span's values of the keys the sampler reads, looked
+// up together on first use: one pass over the attributes instead of one per
+// key. Reset it for every span.
+type wireAttrs struct {
+	keys   []string // distinct, at most 64
+	vals   []otlpwire.Value
+	found  uint64
+	loaded bool
+}
+
+func newWireAttrs(keys []string) *wireAttrs {
+	return &wireAttrs{keys: keys, vals: make([]otlpwire.Value, len(keys))}
+}
+
+// get reports key's value, or ok=false with known=false for a key outside keys.
+func (w *wireAttrs) get(sp *otlpwire.Span, key string) (v otlpwire.Value, ok, known bool) {
+	for i, k := range w.keys {
+		if k != key {
+			continue
+		}
+		if !w.loaded {
+			w.found, w.loaded = sp.AttrsOf(w.keys, w.vals), true
+		}
+		return w.vals[i], w.found&(1<<i) != 0, true
+	}
+	return v, false, false
 }
 
 func mapAttrs(m pcommon.Map) attrSet { return attrSet{m: m} }
@@ -717,7 +748,13 @@ func (a attrSet) get(key string) (attrValue, bool) {
 	)
 	switch {
 	case a.span != nil:
-		w, ok = a.span.Attr(key)
+		var known bool
+		if a.pre != nil {
+			w, ok, known = a.pre.get(a.span, key)
+		}
+		if !known {
+			w, ok = a.span.Attr(key)
+		}
 	case a.res != nil:
 		w, ok = a.res.Attr(key)
 	default:

@@ -2,6 +2,7 @@ package samplingprocessor
 
 import (
 	"context"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -24,10 +25,13 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var v spanView
+	v := spanView{wireAttrs: newWireAttrs(s.wireKeys)}
 	out, _, total, err := otlpwire.Filter(dst, req, s.noteParent, func(res *otlpwire.Resource, sp *otlpwire.Span) (bool, []byte) {
-		v.wire, v.wireRes = sp, res
-		v.service = wireServiceName(res)
+		if res != v.wireRes { // a request's spans come grouped by resource
+			v.wireRes, v.service = res, wireServiceName(res)
+		}
+		v.wire = sp
+		v.wireAttrs.loaded = false
 		d := s.decideSpan(&v)
 		if d.rule == nil {
 			return true, nil
@@ -60,4 +64,19 @@ func wireServiceName(res *otlpwire.Resource) string {
 		return v.Str()
 	}
 	return ""
+}
+
+// spanAttrKeys are the span attribute keys the sampler reads of a raw span:
+// those of the operation and the priority check, and every rule's attribute
+// conditions, so that one pass over the attributes finds them all.
+func spanAttrKeys(rules []*rule) []string {
+	keys := []string{"db.operation.name", "db.operation", priorityAttribute}
+	for _, r := range rules {
+		for _, f := range r.match.attrs {
+			if !slices.Contains(keys, f.key) && len(keys) < 64 {
+				keys = append(keys, f.key)
+			}
+		}
+	}
+	return keys
 }

@@ -90,8 +90,9 @@ type sampler struct {
 	mu        sync.Mutex // guards everything below and the rules' mutable state
 	parents   *recentParents
 	summaries *summaryTable
-	scratch   []byte // body decoding buffer, see logView
-	extras    []byte // fields appended to kept raw spans, see FilterTraces
+	scratch   []byte   // body decoding buffer, see logView
+	extras    []byte   // fields appended to kept raw spans, see FilterTraces
+	wireKeys  []string // see spanAttrKeys
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -120,6 +121,7 @@ func newSampler(cfg *Config, set processor.Settings) (*sampler, error) {
 		s.rules = append(s.rules, r)
 		s.names = append(s.names, rc.Name)
 	}
+	s.wireKeys = spanAttrKeys(s.rules)
 	var err error
 	if s.metrics, err = newSelfMetrics(set.TelemetrySettings, s.names); err != nil {
 		return nil, err
