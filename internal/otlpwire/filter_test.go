@@ -7,10 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/sidecarhq/sidecar/internal/loadgen"
 )
 
 // testTraces has several resources and scopes and spans using every field.
@@ -597,7 +600,7 @@ func TestAppendHelpers(t *testing.T) {
 }
 
 func TestNoAllocsPerSpan(t *testing.T) {
-	req := marshal(t, newSpanGen(1).requests(56))
+	req := marshal(t, loadgen.NewSpans(1).Requests(56, time.Unix(1_700_000_000, 0)))
 	dst := make([]byte, 0, len(req))
 	i := 0
 	var extra []byte

@@ -2,9 +2,12 @@ package otlpwire
 
 import (
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/sidecarhq/sidecar/internal/loadgen"
 )
 
 const fuzzKey = "otlpwire.fuzz"
@@ -14,7 +17,7 @@ const fuzzKey = "otlpwire.fuzz"
 // unmarshals to the expected spans.
 func FuzzFilter(f *testing.F) {
 	f.Add(byte(0x55), byte(0x0f), marshal(f, testTraces()))
-	f.Add(byte(0xff), byte(0x00), marshal(f, newSpanGen(1).requests(2)))
+	f.Add(byte(0xff), byte(0x00), marshal(f, loadgen.NewSpans(1).Requests(2, time.Unix(1_700_000_000, 0))))
 	f.Add(byte(0x01), byte(0x01), marshal(f, smallTraces()))
 	span := func(name string) []byte {
 		return lenf(2, unknown, str(5, name), lenf(9, str(1, "k"), lenf(2, varf(3, 1))))

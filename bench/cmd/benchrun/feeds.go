@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/sidecarhq/sidecar/bench/internal/loadgen"
+	"github.com/sidecarhq/sidecar/internal/loadgen"
 )
 
 // maxBacklog bounds how far an as-fast-as-possible writer may run ahead of

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sidecarhq/sidecar/bench/internal/loadgen"
+	"github.com/sidecarhq/sidecar/internal/loadgen"
 )
 
 // Log inputs a scenario can use.
