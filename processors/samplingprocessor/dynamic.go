@@ -119,11 +119,11 @@ func (h fnv64) value(v attrValue) fnv64 {
 	case pcommon.ValueTypeStr:
 		return h.str(v.str)
 	case pcommon.ValueTypeInt:
-		return h.u64(uint64(v.i))
+		return h.u64(v.num)
 	case pcommon.ValueTypeDouble:
-		return h.u64(math.Float64bits(v.f))
+		return h.u64(v.num)
 	case pcommon.ValueTypeBool:
-		if v.b {
+		if v.bool() {
 			return h.u64(1)
 		}
 		return h.u64(0)

@@ -136,7 +136,7 @@ func (s *sampler) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, err
 	v := logView{scratch: s.scratch}
 	ld.ResourceLogs().RemoveIf(func(rl plog.ResourceLogs) bool {
 		v.resAttrs = rl.Resource().Attributes()
-		v.service = serviceName(v.resAttrs)
+		v.service = serviceName(mapAttrs(v.resAttrs))
 		rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool {
 			sl.LogRecords().RemoveIf(func(rec plog.LogRecord) bool {
 				v.rec = rec

@@ -3,6 +3,7 @@ package samplingprocessor
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -320,15 +321,15 @@ func (vm *valueMatcher) matchValue(v attrValue) bool {
 	case pcommon.ValueTypeStr:
 		return vm.matchString(v.str)
 	case pcommon.ValueTypeInt:
-		return vm.matchNum(float64(v.i))
+		return vm.matchNum(float64(v.int()))
 	case pcommon.ValueTypeDouble:
-		return vm.matchNum(v.f)
+		return vm.matchNum(v.double())
 	case pcommon.ValueTypeBool:
 		if vm.op != opIn {
 			return false
 		}
 		for i := range vm.values {
-			if vm.values[i].isBool && vm.values[i].b == v.b {
+			if vm.values[i].isBool && vm.values[i].b == v.bool() {
 				return true
 			}
 		}
@@ -665,21 +666,26 @@ func spanOperation(name string, attrs attrSet) string {
 type attrValue struct {
 	typ pcommon.ValueType
 	str string
-	i   int64
-	f   float64
-	b   bool
+	num uint64 // an int, the bits of a double, or a bool as 0 or 1
 }
+
+func (v attrValue) int() int64      { return int64(v.num) }
+func (v attrValue) double() float64 { return math.Float64frombits(v.num) }
+func (v attrValue) bool() bool      { return v.num != 0 }
 
 func pdataValue(v pcommon.Value) attrValue {
 	switch t := v.Type(); t {
 	case pcommon.ValueTypeStr:
 		return attrValue{typ: t, str: v.Str()}
 	case pcommon.ValueTypeInt:
-		return attrValue{typ: t, i: v.Int()}
+		return attrValue{typ: t, num: uint64(v.Int())}
 	case pcommon.ValueTypeDouble:
-		return attrValue{typ: t, f: v.Double()}
+		return attrValue{typ: t, num: math.Float64bits(v.Double())}
 	case pcommon.ValueTypeBool:
-		return attrValue{typ: t, b: v.Bool()}
+		if v.Bool() {
+			return attrValue{typ: t, num: 1}
+		}
+		return attrValue{typ: t}
 	default:
 		return attrValue{typ: t}
 	}
@@ -698,7 +704,19 @@ func wireValue(v otlpwire.Value) attrValue {
 	if int(v.Type()) < len(wireTypes) {
 		t = wireTypes[v.Type()]
 	}
-	return attrValue{typ: t, str: v.Str(), i: v.Int(), f: v.Double(), b: v.Bool()}
+	switch t {
+	case pcommon.ValueTypeStr:
+		return attrValue{typ: t, str: v.Str()}
+	case pcommon.ValueTypeInt:
+		return attrValue{typ: t, num: uint64(v.Int())}
+	case pcommon.ValueTypeDouble:
+		return attrValue{typ: t, num: math.Float64bits(v.Double())}
+	case pcommon.ValueTypeBool:
+		if v.Bool() {
+			return attrValue{typ: t, num: 1}
+		}
+	}
+	return attrValue{typ: t}
 }
 
 // attrSet is a set of attributes: a pdata map, or a span's or resource's
@@ -742,12 +760,21 @@ func (w *wireAttrs) get(sp *otlpwire.Span, key string) (v otlpwire.Value, ok, kn
 func mapAttrs(m pcommon.Map) attrSet { return attrSet{m: m} }
 
 func (a attrSet) get(key string) (attrValue, bool) {
+	if a.span == nil && a.res == nil {
+		if v, ok := a.m.Get(key); ok {
+			return pdataValue(v), true
+		}
+		return attrValue{}, false
+	}
+	return a.getWire(key)
+}
+
+func (a attrSet) getWire(key string) (attrValue, bool) {
 	var (
 		w  otlpwire.Value
 		ok bool
 	)
-	switch {
-	case a.span != nil:
+	if a.span != nil {
 		var known bool
 		if a.pre != nil {
 			w, ok, known = a.pre.get(a.span, key)
@@ -755,14 +782,8 @@ func (a attrSet) get(key string) (attrValue, bool) {
 		if !known {
 			w, ok = a.span.Attr(key)
 		}
-	case a.res != nil:
+	} else {
 		w, ok = a.res.Attr(key)
-	default:
-		v, found := a.m.Get(key)
-		if !found {
-			return attrValue{}, false
-		}
-		return pdataValue(v), true
 	}
 	if !ok {
 		return attrValue{}, false

@@ -28,7 +28,7 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 	v := spanView{wireAttrs: newWireAttrs(s.wireKeys)}
 	out, _, total, err := otlpwire.Filter(dst, req, s.noteParent, func(res *otlpwire.Resource, sp *otlpwire.Span) (bool, []byte) {
 		if res != v.wireRes { // a request's spans come grouped by resource
-			v.wireRes, v.service = res, wireServiceName(res)
+			v.wireRes, v.service = res, serviceName(attrSet{res: res})
 		}
 		v.wire = sp
 		v.wireAttrs.loaded = false
@@ -57,13 +57,6 @@ func (s *sampler) noteParent(sp *otlpwire.Span) {
 	if p := pcommon.SpanID(sp.ParentSpanID()); !p.IsEmpty() {
 		s.parents.add(parentKey(pcommon.TraceID(sp.TraceID()), p))
 	}
-}
-
-func wireServiceName(res *otlpwire.Resource) string {
-	if v, ok := res.Attr("service.name"); ok && v.Type() == otlpwire.ValueStr {
-		return v.Str()
-	}
-	return ""
 }
 
 // spanAttrKeys are the span attribute keys the sampler reads of a raw span:

@@ -218,9 +218,9 @@ func hasPriority(attrs attrSet) bool {
 	}
 	switch v.typ {
 	case pcommon.ValueTypeInt:
-		return v.i > 0
+		return v.int() > 0
 	case pcommon.ValueTypeDouble:
-		return v.f > 0
+		return v.double() > 0
 	case pcommon.ValueTypeStr:
 		f, err := strconv.ParseFloat(v.str, 64)
 		return err == nil && f > 0
@@ -238,9 +238,9 @@ func (s *sampler) flushCounts(ctx context.Context, sig signalMask) {
 	}
 }
 
-func serviceName(attrs pcommon.Map) string {
-	if v, ok := attrs.Get("service.name"); ok && v.Type() == pcommon.ValueTypeStr {
-		return v.Str()
+func serviceName(attrs attrSet) string {
+	if v, ok := attrs.get("service.name"); ok && v.typ == pcommon.ValueTypeStr {
+		return v.str
 	}
 	return ""
 }

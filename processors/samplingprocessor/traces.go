@@ -163,7 +163,7 @@ func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.T
 	var v spanView
 	rss.RemoveIf(func(rs ptrace.ResourceSpans) bool {
 		v.resAttrs = rs.Resource().Attributes()
-		v.service = serviceName(v.resAttrs)
+		v.service = serviceName(mapAttrs(v.resAttrs))
 		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
 			ss.Spans().RemoveIf(func(sp ptrace.Span) bool {
 				v.span = sp
