@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/sidecarhq/sidecar/internal/presample"
@@ -255,4 +256,81 @@ func sortAttributes(td ptrace.Traces) {
 			}
 		}
 	}
+}
+
+// FuzzFilterTracesDecidesLikeProcessTraces: for any request pdata accepts,
+// the raw path keeps the same spans with the same tracestate and attributes
+// as the pdata path, on two fresh instances with the same config.
+func FuzzFilterTracesDecidesLikeProcessTraces(f *testing.F) {
+	gen := newSpanGen(9)
+	for b := range 3 {
+		td := presampleBatch(gen, b)
+		// Small seeds fuzz faster: a few spans of each shape per scope.
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				i := 0
+				ss.Spans().RemoveIf(func(ptrace.Span) bool { i++; return i%13 != b })
+			}
+		}
+		req, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(req)
+	}
+	cfg := presampleConfig()
+	cfg.Structure.RecentParents = 256 // small: two instances per input
+	set := processortest.NewNopSettings(componentType)
+	f.Fuzz(func(t *testing.T, req []byte) {
+		parsed := ptraceotlp.NewExportRequest()
+		if parsed.UnmarshalProto(req) != nil || hasDuplicateDecisionKeys(parsed.Traces()) {
+			return
+		}
+		pdataSampler, err := newSampler(cfg, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rawSampler, _ := newSampler(cfg, set)
+
+		want, err := pdataSampler.processTraces(context.Background(), parsed.Traces())
+		if err != nil && !errors.Is(err, processorhelper.ErrSkipProcessingData) {
+			t.Fatal(err)
+		}
+		out, _, err := rawSampler.FilterTraces(context.Background(), nil, req)
+		if err != nil {
+			t.Fatalf("pdata accepts the request, the raw path does not: %v", err)
+		}
+		got := ptraceotlp.NewExportRequest()
+		if err := got.UnmarshalProto(out); err != nil {
+			t.Fatalf("filtered request does not parse: %v", err)
+		}
+		sortAttributes(want)
+		sortAttributes(got.Traces())
+		w, _ := ptraceotlp.NewExportRequestFromTraces(want).MarshalJSON()
+		g, _ := ptraceotlp.NewExportRequestFromTraces(got.Traces()).MarshalJSON()
+		if string(w) != string(g) {
+			t.Fatalf("paths differ:\npdata: %s\nraw:   %s", w, g)
+		}
+	})
+}
+
+// hasDuplicateDecisionKeys reports a span holding a decision attribute twice:
+// pdata's Put* replaces the first copy, the raw path every copy.
+func hasDuplicateDecisionKeys(td ptrace.Traces) bool {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				n := 0
+				for k := range sp.Attributes().All() {
+					if k == WeightAttribute || k == RuleAttribute {
+						n++
+					}
+				}
+				if n > 1 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
