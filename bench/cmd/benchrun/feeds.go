@@ -163,7 +163,11 @@ func forwardClient(ctx context.Context, env *runEnv, rate int, seed uint64, sent
 const requestsPerExport = 56
 
 // spanExporter sends one export request and reports whether it was accepted.
-type spanExporter func(ctx context.Context, td ptrace.Traces, body []byte) error
+// body is td encoded as the exporter's marshal says.
+type spanExporter struct {
+	send    func(ctx context.Context, td ptrace.Traces, body []byte) error
+	marshal func(ptraceotlp.ExportRequest) ([]byte, error)
+}
 
 // feedSpans sends OTLP span batches with `senders` concurrent exporters.
 func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.Int64) error {
@@ -178,7 +182,7 @@ func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.
 		var bodies [][]byte
 		for range 32 {
 			td := gen.Requests(requestsPerExport, time.Now())
-			b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+			b, err := export.marshal(ptraceotlp.NewExportRequestFromTraces(td))
 			if err != nil {
 				return err
 			}
@@ -188,7 +192,7 @@ func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.
 			wg.Go(func() {
 				for i := s; ctx.Err() == nil; i++ {
 					k := i % len(reqs)
-					if err := export(ctx, reqs[k], bodies[k]); err != nil {
+					if err := export.send(ctx, reqs[k], bodies[k]); err != nil {
 						if !ended(ctx) {
 							refused.add(err)
 							time.Sleep(10 * time.Millisecond) // refused (backpressure): back off briefly
@@ -207,10 +211,10 @@ func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.
 	for range senders {
 		wg.Go(func() {
 			for td := range work {
-				b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+				b, err := export.marshal(ptraceotlp.NewExportRequestFromTraces(td))
 				if err == nil {
 					// Requests already built are sent even as the load ends.
-					err = export(context.WithoutCancel(ctx), td, b)
+					err = export.send(context.WithoutCancel(ctx), td, b)
 				}
 				if err != nil {
 					refused.add(err)
@@ -282,14 +286,20 @@ func ended(ctx context.Context) bool {
 	return ctx.Err() != nil || (ok && !time.Now().Before(dl))
 }
 
-func httpSpanExporter(endpoint string) spanExporter {
+// httpSpanExporter posts OTLP/HTTP requests, protobuf or (json) OTLP/JSON,
+// which Node's @opentelemetry/exporter-trace-otlp-http sends.
+func httpSpanExporter(endpoint string, json bool) spanExporter {
 	client := &http.Client{Timeout: 10 * time.Second}
-	return func(ctx context.Context, _ ptrace.Traces, body []byte) error {
+	contentType, marshal := "application/x-protobuf", ptraceotlp.ExportRequest.MarshalProto
+	if json {
+		contentType, marshal = "application/json", ptraceotlp.ExportRequest.MarshalJSON
+	}
+	send := func(ctx context.Context, _ ptrace.Traces, body []byte) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+endpoint+"/v1/traces", bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
-		req.Header.Set("Content-Type", "application/x-protobuf")
+		req.Header.Set("Content-Type", contentType)
 		resp, err := client.Do(req)
 		if err != nil {
 			return err
@@ -301,18 +311,20 @@ func httpSpanExporter(endpoint string) spanExporter {
 		}
 		return nil
 	}
+	return spanExporter{send: send, marshal: marshal}
 }
 
 func grpcSpanExporter(endpoint string) (spanExporter, func(), error) {
 	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, nil, err
+		return spanExporter{}, nil, err
 	}
 	client := ptraceotlp.NewGRPCClient(conn)
-	return func(ctx context.Context, td ptrace.Traces, _ []byte) error {
+	send := func(ctx context.Context, td ptrace.Traces, _ []byte) error {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		_, err := client.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
 		return err
-	}, func() { _ = conn.Close() }, nil
+	}
+	return spanExporter{send: send, marshal: ptraceotlp.ExportRequest.MarshalProto}, func() { _ = conn.Close() }, nil
 }

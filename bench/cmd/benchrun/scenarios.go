@@ -70,6 +70,12 @@ func scenarios(o options) []scenario {
 			note: "Baseline: probabilistic_sampler at 13% (the same kept volume; no per-operation rule exists in stock components at v0.165.1 here).",
 		},
 		{
+			name: "spans-http-json", title: "OTLP/HTTP spans as JSON (Node's default exporter), Redis rule at 1%",
+			sidecar: inputs{spans: true}, baseline: inputs{spans: true},
+			needs: []string{"sampling"}, fixedRate: o.spanRate, load: loadSpansHTTPJSON,
+			note: "As spans-http, with OTLP/JSON bodies, as `@opentelemetry/exporter-trace-otlp-http` sends them.",
+		},
+		{
 			name: "spans-grpc", title: "OTLP/gRPC spans, Redis rule at 1%",
 			sidecar: inputs{spans: true}, baseline: inputs{spans: true},
 			needs: []string{"sampling"}, fixedRate: o.spanRate, load: loadSpansGRPC,
@@ -113,7 +119,11 @@ func loadLogs(ctx context.Context, env *runEnv, in inputs, rate int, sent *atomi
 }
 
 func loadSpansHTTP(ctx context.Context, env *runEnv, _ inputs, rate int, sent *atomic.Int64) error {
-	return feedSpans(ctx, rate, httpSpanExporter(env.httpEndpoint()), sent)
+	return feedSpans(ctx, rate, httpSpanExporter(env.httpEndpoint(), false), sent)
+}
+
+func loadSpansHTTPJSON(ctx context.Context, env *runEnv, _ inputs, rate int, sent *atomic.Int64) error {
+	return feedSpans(ctx, rate, httpSpanExporter(env.httpEndpoint(), true), sent)
 }
 
 func loadSpansGRPC(ctx context.Context, env *runEnv, _ inputs, rate int, sent *atomic.Int64) error {
