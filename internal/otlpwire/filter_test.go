@@ -725,3 +725,22 @@ func TestAttrsOfAgreesWithAttr(t *testing.T) {
 		t.Fatalf("Filter: %d spans, %v", spans, err)
 	}
 }
+
+func TestValueBits(t *testing.T) {
+	for _, c := range []struct {
+		v    Value
+		want uint64
+	}{
+		{Value{typ: ValueInt, num: uint64(1<<64 - 5)}, uint64(1<<64 - 5)},
+		{Value{typ: ValueDouble, num: math.Float64bits(-2.5)}, math.Float64bits(-2.5)},
+		{Value{typ: ValueBool, num: 1}, 1},
+		{Value{typ: ValueStr, str: "x"}, 0},
+	} {
+		if got := c.v.Bits(); got != c.want {
+			t.Errorf("%+v: Bits = %#x, want %#x", c.v, got, c.want)
+		}
+	}
+	if v := (Value{typ: ValueInt, num: uint64(1<<64 - 5)}); int64(v.Bits()) != v.Int() {
+		t.Error("an int's bits are not its two's complement")
+	}
+}

@@ -49,6 +49,10 @@ func (v Value) Double() float64 {
 // Bool returns a ValueBool's value, else false.
 func (v Value) Bool() bool { return v.typ == ValueBool && v.num != 0 }
 
+// Bits returns a number as it is held: a ValueInt's two's complement, a
+// ValueDouble's IEEE bits, a ValueBool's varint (non-zero is true), else 0.
+func (v Value) Bits() uint64 { return v.num }
+
 var (
 	kvFields       = mask(1, 2, 3)
 	anyValueFields = mask(1, 2, 3, 4, 5, 6, 7, 8)

@@ -704,19 +704,7 @@ func wireValue(v otlpwire.Value) attrValue {
 	if int(v.Type()) < len(wireTypes) {
 		t = wireTypes[v.Type()]
 	}
-	switch t {
-	case pcommon.ValueTypeStr:
-		return attrValue{typ: t, str: v.Str()}
-	case pcommon.ValueTypeInt:
-		return attrValue{typ: t, num: uint64(v.Int())}
-	case pcommon.ValueTypeDouble:
-		return attrValue{typ: t, num: math.Float64bits(v.Double())}
-	case pcommon.ValueTypeBool:
-		if v.Bool() {
-			return attrValue{typ: t, num: 1}
-		}
-	}
-	return attrValue{typ: t}
+	return attrValue{typ: t, str: v.Str(), num: v.Bits()} // the same representation
 }
 
 // attrSet is a set of attributes: a pdata map, or a span's or resource's
