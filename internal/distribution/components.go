@@ -17,9 +17,9 @@ import (
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
-	"github.com/sidecarhq/sidecar/processors/samplingprocessor"
 	"github.com/sidecarhq/sidecar/receivers/otlpreceiver"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
+	"github.com/sidecarhq/sidecar/sampling"
 )
 
 // Components lists every component compiled into the sidecar.
@@ -34,7 +34,7 @@ func Components() (otelcol.Factories, error) {
 	}
 	if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](
 		memorylimiterprocessor.NewFactory(),
-		samplingprocessor.NewFactory(),
+		sampling.NewFactory(),
 	); err != nil {
 		return f, err
 	}

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/sidecarhq/sidecar/internal/presample"
+	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
 // dropFilter drops the spans named "drop", as a sampling processor would

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/sidecarhq/sidecar/internal/presample"
+	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
 type otlpReceiver struct {

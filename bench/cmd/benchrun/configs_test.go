@@ -9,9 +9,9 @@ import (
 	"go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
-	"github.com/sidecarhq/sidecar/processors/samplingprocessor"
 	"github.com/sidecarhq/sidecar/receivers/otlpreceiver"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
+	"github.com/sidecarhq/sidecar/sampling"
 )
 
 // TestSidecarConfigsValidate decodes every component section of the
@@ -22,7 +22,7 @@ func TestSidecarConfigsValidate(t *testing.T) {
 		"receivers::stdout":          stdoutreceiver.NewFactory().CreateDefaultConfig,
 		"receivers::otlp":            otlpreceiver.NewFactory().CreateDefaultConfig,
 		"processors::memory_limiter": memorylimiterprocessor.NewFactory().CreateDefaultConfig,
-		"processors::sampling":       samplingprocessor.NewFactory().CreateDefaultConfig,
+		"processors::sampling":       sampling.NewFactory().CreateDefaultConfig,
 		"exporters::axiom":           axiomexporter.NewFactory().CreateDefaultConfig,
 	}
 	env := &runEnv{sinkURL: "http://127.0.0.1:1", logFile: "/tmp/app.log", grpcPort: 2, httpPort: 3, forwardPort: 4}

@@ -1,4 +1,4 @@
-package samplingprocessor
+package sampling
 
 import (
 	"context"
@@ -23,7 +23,7 @@ const (
 	RuleAttribute = "sampling.rule"
 	// priorityAttribute > 0 means "always keep" (OpenTracing convention).
 	priorityAttribute = "sampling.priority"
-	scopeName         = "github.com/sidecarhq/sidecar/processors/samplingprocessor"
+	scopeName         = "github.com/sidecarhq/sidecar/sampling"
 )
 
 // keepCond is a compiled KeepConfig.

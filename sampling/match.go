@@ -1,4 +1,4 @@
-package samplingprocessor
+package sampling
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/sidecarhq/sidecar/internal/jsonscan"
-	"github.com/sidecarhq/sidecar/internal/otlpwire"
+	"github.com/sidecarhq/sidecar/sampling/internal/otlpwire"
 )
 
 // Everything in this file is compiled once at Start; the match methods only

@@ -1,4 +1,4 @@
-package samplingprocessor
+package sampling
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
-	"github.com/sidecarhq/sidecar/internal/presample"
+	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
 // This file decides spans: matching, always-keep, structure, consistent

@@ -1,4 +1,4 @@
-package samplingprocessor
+package sampling
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/sidecarhq/sidecar/internal/otlpwire"
-	"github.com/sidecarhq/sidecar/internal/presample"
+	"github.com/sidecarhq/sidecar/sampling/internal/otlpwire"
+	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
 // This file decides spans while they are still protobuf, for a receiver

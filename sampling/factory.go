@@ -1,7 +1,7 @@
-// Package samplingprocessor samples spans and log records per operation by
+// Package sampling samples spans and log records per operation by
 // rules, with consistent (trace-id based) decisions, exact weights on what
 // it keeps and summary events of everything it decided on. See README.md.
-package samplingprocessor
+package sampling
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
-	"github.com/sidecarhq/sidecar/internal/presample"
+	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
 var componentType = component.MustNewType("sampling")

@@ -1,4 +1,4 @@
-package samplingprocessor
+package sampling
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/sidecarhq/sidecar/internal/presample"
+	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
 // presampleConfig has a rule for every decision path: a fixed rule with

@@ -1,4 +1,4 @@
-package samplingprocessor
+package sampling
 
 import (
 	"os"
