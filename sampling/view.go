@@ -1,0 +1,267 @@
+package sampling
+
+import (
+	"math"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/sidecarhq/sidecar/sampling/internal/otlpwire"
+)
+
+// This file holds the views matching and deciding read: of a span (pdata or
+// raw protobuf), of a log record, and of their attributes.
+
+// spanView is what span matching reads, gathered once per span. The span
+// is either pdata (span, resAttrs) or still raw protobuf (wire, wireRes), see
+// presample.go; the accessors below hide which.
+type spanView struct {
+	span      ptrace.Span
+	resAttrs  pcommon.Map
+	wire      *otlpwire.Span
+	wireRes   *otlpwire.Resource
+	wireAttrs *wireAttrs // the raw span's attributes the sampler reads
+	service   string
+	operation string // valid when opKnown; see op
+	opKnown   bool
+	isError   bool
+}
+
+// op returns the span's operation, computed on first use: it costs two
+// attribute lookups, which spans no operation-matching rule sees skip.
+func (v *spanView) op() string {
+	if !v.opKnown {
+		v.operation = spanOperation(v.name(), v.attrs())
+		v.opKnown = true
+	}
+	return v.operation
+}
+
+func (v *spanView) attrs() attrSet {
+	if v.wire != nil {
+		return attrSet{span: v.wire, pre: v.wireAttrs}
+	}
+	return mapAttrs(v.span.Attributes())
+}
+
+func (v *spanView) resourceAttrs() attrSet {
+	if v.wireRes != nil {
+		return attrSet{res: v.wireRes}
+	}
+	return mapAttrs(v.resAttrs)
+}
+
+func (v *spanView) name() string {
+	if v.wire != nil {
+		return v.wire.Name()
+	}
+	return v.span.Name()
+}
+
+func (v *spanView) kind() ptrace.SpanKind {
+	if v.wire != nil {
+		return ptrace.SpanKind(v.wire.Kind())
+	}
+	return v.span.Kind()
+}
+
+func (v *spanView) statusCode() ptrace.StatusCode {
+	if v.wire != nil {
+		return ptrace.StatusCode(v.wire.StatusCode())
+	}
+	return v.span.Status().Code()
+}
+
+func (v *spanView) traceID() pcommon.TraceID {
+	if v.wire != nil {
+		return pcommon.TraceID(v.wire.TraceID())
+	}
+	return v.span.TraceID()
+}
+
+func (v *spanView) spanID() pcommon.SpanID {
+	if v.wire != nil {
+		return pcommon.SpanID(v.wire.SpanID())
+	}
+	return v.span.SpanID()
+}
+
+func (v *spanView) isRoot() bool {
+	if v.wire != nil {
+		return pcommon.SpanID(v.wire.ParentSpanID()).IsEmpty()
+	}
+	return v.span.ParentSpanID().IsEmpty()
+}
+
+func (v *spanView) traceState() string {
+	if v.wire != nil {
+		return v.wire.TraceState()
+	}
+	return v.span.TraceState().AsRaw()
+}
+
+// duration is end minus start in nanoseconds.
+func (v *spanView) duration() int64 {
+	if v.wire != nil {
+		return int64(v.wire.EndTime()) - int64(v.wire.StartTime())
+	}
+	return int64(v.span.EndTimestamp()) - int64(v.span.StartTimestamp())
+}
+
+// hasException reports an "exception" event, the OTel way to record an
+// error on a span whose status was left unset.
+func (v *spanView) hasException() bool {
+	if v.wire != nil {
+		return v.wire.HasEvent("exception")
+	}
+	evs := v.span.Events()
+	for i := 0; i < evs.Len(); i++ {
+		if evs.At(i).Name() == "exception" {
+			return true
+		}
+	}
+	return false
+}
+
+// logView is what log matching reads, gathered once per record.
+type logView struct {
+	rec      plog.LogRecord
+	resAttrs pcommon.Map
+	service  string
+	scratch  []byte // decoding buffer for escaped body strings, reused
+}
+
+// spanOperation is the operation of a span: db.operation.name, else
+// db.operation, else the first word of the span name.
+func spanOperation(name string, attrs attrSet) string {
+	if v, ok := attrs.get("db.operation.name"); ok && v.typ == pcommon.ValueTypeStr && v.str != "" {
+		return v.str
+	}
+	if v, ok := attrs.get("db.operation"); ok && v.typ == pcommon.ValueTypeStr && v.str != "" {
+		return v.str
+	}
+	if i := strings.IndexByte(name, ' '); i >= 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// attrValue is an attribute value in the forms matching, hashing and the
+// priority check read.
+type attrValue struct {
+	typ pcommon.ValueType
+	str string
+	num uint64 // an int, the bits of a double, or a bool as 0 or 1
+}
+
+func (v attrValue) int() int64      { return int64(v.num) }
+func (v attrValue) double() float64 { return math.Float64frombits(v.num) }
+func (v attrValue) bool() bool      { return v.num != 0 }
+
+func pdataValue(v pcommon.Value) attrValue {
+	switch t := v.Type(); t {
+	case pcommon.ValueTypeStr:
+		return attrValue{typ: t, str: v.Str()}
+	case pcommon.ValueTypeInt:
+		return attrValue{typ: t, num: uint64(v.Int())}
+	case pcommon.ValueTypeDouble:
+		return attrValue{typ: t, num: math.Float64bits(v.Double())}
+	case pcommon.ValueTypeBool:
+		if v.Bool() {
+			return attrValue{typ: t, num: 1}
+		}
+		return attrValue{typ: t}
+	default:
+		return attrValue{typ: t}
+	}
+}
+
+// wireTypes maps otlpwire value types to pdata's.
+var wireTypes = [...]pcommon.ValueType{
+	otlpwire.ValueEmpty: pcommon.ValueTypeEmpty, otlpwire.ValueStr: pcommon.ValueTypeStr,
+	otlpwire.ValueBool: pcommon.ValueTypeBool, otlpwire.ValueInt: pcommon.ValueTypeInt,
+	otlpwire.ValueDouble: pcommon.ValueTypeDouble, otlpwire.ValueBytes: pcommon.ValueTypeBytes,
+	otlpwire.ValueArray: pcommon.ValueTypeSlice, otlpwire.ValueMap: pcommon.ValueTypeMap,
+}
+
+func wireValue(v otlpwire.Value) attrValue {
+	t := pcommon.ValueTypeEmpty
+	if int(v.Type()) < len(wireTypes) {
+		t = wireTypes[v.Type()]
+	}
+	return attrValue{typ: t, str: v.Str(), num: v.Bits()} // the same representation
+}
+
+// attrSet is a set of attributes: a pdata map, or a span's or resource's
+// attributes still in protobuf (a span's with the keys the sampler reads
+// looked up in one pass, in pre). One of m, span and res is set.
+type attrSet struct {
+	m    pcommon.Map
+	span *otlpwire.Span
+	pre  *wireAttrs
+	res  *otlpwire.Resource
+}
+
+// wireAttrs holds a raw span's values of the keys the sampler reads, looked
+// up together on first use: one pass over the attributes instead of one per
+// key. Reset it for every span.
+type wireAttrs struct {
+	keys   []string // distinct, at most 64
+	vals   []otlpwire.Value
+	found  uint64
+	loaded bool
+}
+
+func newWireAttrs(keys []string) *wireAttrs {
+	return &wireAttrs{keys: keys, vals: make([]otlpwire.Value, len(keys))}
+}
+
+// get reports key's value, or ok=false with known=false for a key outside keys.
+func (w *wireAttrs) get(sp *otlpwire.Span, key string) (v otlpwire.Value, ok, known bool) {
+	for i, k := range w.keys {
+		if k != key {
+			continue
+		}
+		if !w.loaded {
+			w.found, w.loaded = sp.AttrsOf(w.keys, w.vals), true
+		}
+		return w.vals[i], w.found&(1<<i) != 0, true
+	}
+	return v, false, false
+}
+
+func mapAttrs(m pcommon.Map) attrSet { return attrSet{m: m} }
+
+func (a attrSet) get(key string) (attrValue, bool) {
+	if a.span == nil && a.res == nil {
+		if v, ok := a.m.Get(key); ok {
+			return pdataValue(v), true
+		}
+		return attrValue{}, false
+	}
+	return a.getWire(key)
+}
+
+func (a attrSet) getWire(key string) (attrValue, bool) {
+	var (
+		w  otlpwire.Value
+		ok bool
+	)
+	if a.span != nil {
+		var known bool
+		if a.pre != nil {
+			w, ok, known = a.pre.get(a.span, key)
+		}
+		if !known {
+			w, ok = a.span.Attr(key)
+		}
+	} else {
+		w, ok = a.res.Attr(key)
+	}
+	if !ok {
+		return attrValue{}, false
+	}
+	return wireValue(w), true
+}
