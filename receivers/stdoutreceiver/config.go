@@ -8,11 +8,10 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
 )
-
-// defaultMaxLineBytes keeps lines well under Axiom's 1 MB field limit.
-const defaultMaxLineBytes = 256 << 10
 
 // Config is the stdout receiver's configuration. Each transport section
 // turns its transport on by being present (an empty section, `stdin: {}`,
@@ -25,22 +24,15 @@ type Config struct {
 	// offsets are checkpointed; unset, a restart starts over per start_at.
 	Storage *component.ID `mapstructure:"storage"`
 
-	Stdin   configoptional.Optional[StdinConfig]    `mapstructure:"stdin"`
+	Stdin   configoptional.Optional[stdin.Config]   `mapstructure:"stdin"`
 	Files   configoptional.Optional[tail.Config]    `mapstructure:"files"`
 	Forward configoptional.Optional[forward.Config] `mapstructure:"forward"`
 }
 
-// StdinConfig is the stdin transport: `app | sidecar`.
-type StdinConfig struct {
-	// ExitOnEOF ends the sidecar (exit code 0, after the pipeline drained)
-	// when stdin reaches end of input, so a shell pipeline ends cleanly.
-	ExitOnEOF bool `mapstructure:"exit_on_eof"`
-}
-
 func createDefaultConfig() component.Config {
 	return &Config{
-		MaxLineBytes: defaultMaxLineBytes,
-		Stdin:        configoptional.Default(StdinConfig{ExitOnEOF: true}),
+		MaxLineBytes: stream.DefaultMaxLineBytes,
+		Stdin:        configoptional.Default(stdin.NewDefaultConfig()),
 		Files:        configoptional.Default(tail.NewDefaultConfig()),
 		Forward:      configoptional.Default(forward.NewDefaultConfig()),
 	}

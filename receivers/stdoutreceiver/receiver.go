@@ -23,6 +23,7 @@ import (
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/decode"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/ecsmeta"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
 )
@@ -50,7 +51,7 @@ type stdoutReceiver struct {
 	// metadata); written in Start before any transport runs.
 	resource []stream.Attr
 
-	// stdinSrc and endProcess are os.Stdin and shutdownProcess; tests
+	// stdinSrc and endProcess are os.Stdin and stdin.EndProcess; tests
 	// replace them.
 	stdinSrc   io.Reader
 	endProcess func(stop <-chan struct{})
@@ -58,7 +59,7 @@ type stdoutReceiver struct {
 	// stop is closed by Shutdown; a Sink waiting out a refusal gives up.
 	stop                    chan struct{}
 	startOnce, shutdownOnce sync.Once
-	stdin                   *stdinTransport
+	stdin                   *stdin.Transport
 	tailer                  *tail.Tailer
 	storage                 storage.Client
 	forward                 *forward.Server
@@ -79,7 +80,7 @@ func newReceiver(set receiver.Settings, cfg *Config) (*stdoutReceiver, error) {
 	}
 	return &stdoutReceiver{
 		cfg: cfg, set: set, obs: obs, metrics: metrics,
-		stdinSrc: os.Stdin, endProcess: shutdownProcess,
+		stdinSrc: os.Stdin, endProcess: stdin.EndProcess,
 		stop: make(chan struct{}),
 	}, nil
 }
@@ -136,11 +137,12 @@ func (r *stdoutReceiver) start(ctx context.Context, host component.Host) error {
 		r.forward = s
 	}
 	if sc := r.cfg.Stdin.Get(); sc != nil {
-		r.stdin = newStdinTransport(r.stdinSrc, r.cfg.MaxLineBytes, r.consume, log.Named("stdin"))
+		set := stdin.Settings{Logger: log.Named("stdin"), MaxLineBytes: r.cfg.MaxLineBytes}
 		if sc.ExitOnEOF {
-			r.stdin.atEOF = func() { r.endProcess(r.stop) }
+			set.AtEOF = func() { r.endProcess(r.stop) }
 		}
-		r.stdin.start()
+		r.stdin = stdin.New(r.stdinSrc, set, r.consume)
+		r.stdin.Start()
 	}
 	return nil
 }
@@ -164,7 +166,7 @@ func (r *stdoutReceiver) Shutdown(ctx context.Context) error {
 	r.shutdownOnce.Do(func() {
 		close(r.stop)
 		if r.stdin != nil {
-			r.stdin.shutdown()
+			r.stdin.Shutdown()
 		}
 		if r.forward != nil {
 			errs = append(errs, r.forward.Shutdown(ctx))
@@ -236,10 +238,6 @@ func (r *stdoutReceiver) dropPermanent(ctx context.Context, n int, err error) er
 	return nil
 }
 
-// errStopped is returned to a transport whose batch was not delivered
-// because the receiver is shutting down.
-var errStopped = errors.New("stdout receiver is shutting down")
-
 // retry runs push until it succeeds or fails permanently, backing off while
 // the pipeline refuses (memory limiter, full queue): the transport waiting
 // on it stops reading its source meanwhile. It gives up only at shutdown.
@@ -270,7 +268,7 @@ func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(conte
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-r.stop:
-			return errStopped
+			return stream.ErrStopped
 		}
 		wait = min(2*wait, retryMax)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/sidecarhq/sidecar/internal/rawevent"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/ecsmeta"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
 )
 
@@ -37,7 +38,7 @@ const testSpanLine = `{"resourceSpans":[{"resource":{"attributes":[{"key":"servi
 
 func stdinConfig(exitOnEOF bool) *Config {
 	cfg := createDefaultConfig().(*Config)
-	cfg.Stdin = configoptional.Some(StdinConfig{ExitOnEOF: exitOnEOF})
+	cfg.Stdin = configoptional.Some(stdin.Config{ExitOnEOF: exitOnEOF})
 	cfg.Files = configoptional.None[tail.Config]()
 	cfg.Forward = configoptional.None[forward.Config]()
 	return cfg

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
 )
 
@@ -47,7 +48,7 @@ func fileStorage(t *testing.T, dir string) extHost {
 
 func filesConfig(dir string) *Config {
 	cfg := createDefaultConfig().(*Config)
-	cfg.Stdin = configoptional.None[StdinConfig]()
+	cfg.Stdin = configoptional.None[stdin.Config]()
 	cfg.Forward = configoptional.None[forward.Config]()
 	fc := tail.NewDefaultConfig()
 	fc.Include = []string{filepath.Join(dir, "*.log")}

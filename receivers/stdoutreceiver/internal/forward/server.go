@@ -46,8 +46,6 @@ import (
 )
 
 const (
-	// DefaultMaxLineBytes applies when Settings.MaxLineBytes is not set.
-	DefaultMaxLineBytes = 256 << 10
 	// minArenaBytes is a connection's line buffer with the default limit:
 	// a batch of ~850 typical 300-byte lines.
 	minArenaBytes = 256 << 10
@@ -114,7 +112,7 @@ func New(cfg Config, set Settings, sink stream.Sink) (*Server, error) {
 		s.logger = zap.NewNop()
 	}
 	if s.maxLine <= 0 {
-		s.maxLine = DefaultMaxLineBytes
+		s.maxLine = stream.DefaultMaxLineBytes
 	}
 	s.arenas.size = max(minArenaBytes, s.maxLine)
 	s.sinkCtx, s.cancelSink = context.WithCancel(context.Background())

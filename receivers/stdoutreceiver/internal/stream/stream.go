@@ -4,8 +4,17 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// DefaultMaxLineBytes is the default of max_line_bytes, the longest line a
+// transport keeps whole: well under Axiom's 1 MB field limit.
+const DefaultMaxLineBytes = 256 << 10
+
+// ErrStopped is what a Sink returns for a batch it did not deliver because
+// the receiver is shutting down.
+var ErrStopped = errors.New("stdout receiver is shutting down")
 
 // Line is one line of an application's output, as a transport delivered it.
 type Line struct {
@@ -38,6 +47,6 @@ type Batch struct {
 // accepted every line, retrying with backoff while the pipeline refuses
 // (memory limiter, full queue), so a transport that waits on it stops reading
 // its source: that is the sidecar's flow control. It returns an error only
-// when ctx is done (shutdown); the batch was then not delivered, so the
-// transport must not acknowledge it or commit its offset.
+// at shutdown (ctx done, or ErrStopped); the batch was then not delivered,
+// so the transport must not acknowledge it or commit its offset.
 type Sink func(ctx context.Context, b Batch) error

@@ -57,7 +57,7 @@ func benchRead(b *testing.B, format, content string) {
 		b.Fatal(err)
 	}
 	defer fd.Close()
-	r := newReader(defaultMaxLineBytes)
+	r := newReader(stream.DefaultMaxLineBytes)
 	got := 0
 	sink := func(_ context.Context, batch stream.Batch) error {
 		got += len(batch.Lines)

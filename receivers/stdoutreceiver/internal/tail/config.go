@@ -33,9 +33,6 @@ type Config struct {
 	MaxOpenFiles int `mapstructure:"max_open_files"`
 }
 
-// defaultMaxLineBytes applies when Settings.MaxLineBytes is not set.
-const defaultMaxLineBytes = 256 << 10
-
 // NewDefaultConfig returns the defaults: auto format, start at end, 200ms polls.
 func NewDefaultConfig() Config {
 	return Config{

@@ -135,7 +135,7 @@ func New(cfg Config, set Settings, sink stream.Sink) (*Tailer, error) {
 		set.Logger = zap.NewNop()
 	}
 	if set.MaxLineBytes <= 0 {
-		set.MaxLineBytes = defaultMaxLineBytes
+		set.MaxLineBytes = stream.DefaultMaxLineBytes
 	}
 	if sink == nil {
 		return nil, errors.New("files: nil sink")

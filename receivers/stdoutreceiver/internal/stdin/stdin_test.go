@@ -1,4 +1,4 @@
-package stdoutreceiver
+package stdin
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"go.uber.org/zap"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
@@ -35,7 +33,7 @@ func (c *collectSink) sink(_ context.Context, b stream.Batch) error {
 func runStdin(t *testing.T, input string, maxLine int) *collectSink {
 	t.Helper()
 	c := &collectSink{}
-	s := newStdinTransport(strings.NewReader(input), maxLine, c.sink, zap.NewNop())
+	s := New(strings.NewReader(input), Settings{MaxLineBytes: maxLine}, c.sink)
 	n, err := s.run()
 	if err != nil {
 		t.Fatal(err)
@@ -63,8 +61,8 @@ func TestStdinLines(t *testing.T) {
 }
 
 func TestStdinTruncatesLongLines(t *testing.T) {
-	const limit = stdinReadBuffer + 50<<10 // lines span several reads of the buffer
-	long := strings.Repeat("a", 3*stdinReadBuffer)
+	const limit = readBuffer + 50<<10 // lines span several reads of the buffer
+	long := strings.Repeat("a", 3*readBuffer)
 	input := "short\n" + long + "\n" + strings.Repeat("b", limit) + "\nafter\n" + long
 	c := runStdin(t, input, limit)
 	if len(c.lines) != 5 {
@@ -115,10 +113,10 @@ func TestStdinDeliversEachLineOfASlowWriter(t *testing.T) {
 		}
 		return nil
 	}
-	s := newStdinTransport(pr, 1024, sink, zap.NewNop())
+	s := New(pr, Settings{MaxLineBytes: 1024}, sink)
 	eof := make(chan struct{})
 	s.atEOF = func() { close(eof) }
-	s.start()
+	s.Start()
 	for i := range 3 {
 		want := fmt.Sprintf("line %d", i)
 		if _, err := io.WriteString(pw, want+"\n"); err != nil {
@@ -141,12 +139,12 @@ func TestStdinShutdownWhileSinkBlocks(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	s := newStdinTransport(pr, 1024, sink, zap.NewNop())
+	s := New(pr, Settings{MaxLineBytes: 1024}, sink)
 	s.atEOF = func() { t.Error("atEOF must not run after shutdown") }
-	s.start()
+	s.Start()
 	go func() { _, _ = io.WriteString(pw, "x\n") }()
 	<-entered
-	s.shutdown() // would hang if it did not wait for the in-flight batch to give up
+	s.Shutdown() // would hang if it did not wait for the in-flight batch to give up
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.stopped {

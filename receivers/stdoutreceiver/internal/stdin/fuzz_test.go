@@ -1,4 +1,4 @@
-package stdoutreceiver
+package stdin
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-
-	"go.uber.org/zap"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
@@ -45,7 +43,7 @@ func FuzzStdinLines(f *testing.F) {
 			return nil
 		}
 		var src = strings.NewReader(input)
-		s := newStdinTransport(src, maxLine, sink, zap.NewNop())
+		s := New(src, Settings{MaxLineBytes: maxLine}, sink)
 		s.readBuffer = 16 + int(limit)%64 // lines longer than the buffer take the ErrBufferFull path
 		if oneByteReads {
 			s.src = iotest.OneByteReader(src)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package stdoutreceiver
+package stdin
 
 // growPipe is a Linux-only optimisation (F_SETPIPE_SZ).
 func growPipe(any) {}

@@ -1,15 +1,15 @@
-package stdoutreceiver
+// Package stdin is the stdout receiver's stdin transport (`app | sidecar`):
+// it cuts the process's stdin into lines and hands them to a stream.Sink,
+// and, at end of input, can end the sidecar the way `kill -TERM` does
+// (EndProcess) so that a shell pipeline finishes once everything shipped.
+package stdin
 
 import (
 	"bufio"
 	"context"
 	"errors"
 	"io"
-	"os"
-	"os/signal"
 	"sync"
-	"syscall"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -19,24 +19,40 @@ import (
 // Batches are cut when the input has nothing more buffered (so a slow app's
 // line goes out at once, with no timer) or at these sizes.
 const (
-	stdinPipeBuffer    = 1 << 20
-	stdinReadBuffer    = 256 << 10
-	stdinBatchLines    = 2048
-	stdinBatchBytes    = 1 << 20
-	shutdownSignalTick = 200 * time.Millisecond
+	pipeBuffer = 1 << 20
+	readBuffer = 256 << 10
+	batchLines = 2048
+	batchBytes = 1 << 20
 )
 
-// stdinTransport reads lines from the process's stdin (`app | sidecar`).
+// Config is the YAML under receivers.stdout.stdin.
+type Config struct {
+	// ExitOnEOF ends the sidecar (exit code 0, after the pipeline drained)
+	// when stdin reaches end of input, so a shell pipeline ends cleanly.
+	ExitOnEOF bool `mapstructure:"exit_on_eof"`
+}
+
+// NewDefaultConfig returns the defaults: exit at end of input.
+func NewDefaultConfig() Config { return Config{ExitOnEOF: true} }
+
+// Settings are what the receiver passes down besides the Config.
+type Settings struct {
+	Logger       *zap.Logger
+	MaxLineBytes int
+	// AtEOF runs after the last line was delivered; nil keeps running.
+	AtEOF func()
+}
+
+// Transport reads lines from the process's stdin (`app | sidecar`).
 // While the Sink blocks (the pipeline refuses data) nothing is read, the
 // pipe fills up and the app's writes block: backpressure, not loss.
-type stdinTransport struct {
+type Transport struct {
 	src        io.Reader
 	readBuffer int // bufio size; tests make it small to split lines across reads
 	maxLine    int
 	sink       stream.Sink
 	log        *zap.Logger
-	// atEOF runs after the last line was delivered; nil keeps running.
-	atEOF func()
+	atEOF      func()
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -46,27 +62,37 @@ type stdinTransport struct {
 	mu      sync.Mutex
 	stopped bool
 
-	arena []byte // the bytes of the batch's lines
-	spans []lineSpan
-	lines []stream.Line
+	arena  []byte // the bytes of the batch's lines
+	ranges []lineRange
+	lines  []stream.Line
 }
 
-type lineSpan struct {
+// lineRange is where one line of the batch lies in the arena.
+type lineRange struct {
 	start, end int
 	truncated  bool
 }
 
-func newStdinTransport(src io.Reader, maxLine int, sink stream.Sink, log *zap.Logger) *stdinTransport {
+// New prepares a Transport reading src; nothing is read until Start.
+func New(src io.Reader, set Settings, sink stream.Sink) *Transport {
+	if set.Logger == nil {
+		set.Logger = zap.NewNop()
+	}
+	if set.MaxLineBytes <= 0 {
+		set.MaxLineBytes = stream.DefaultMaxLineBytes
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &stdinTransport{src: src, readBuffer: stdinReadBuffer, maxLine: maxLine, sink: sink, log: log, ctx: ctx, cancel: cancel}
+	return &Transport{src: src, readBuffer: readBuffer, maxLine: set.MaxLineBytes, sink: sink, log: set.Logger,
+		atEOF: set.AtEOF, ctx: ctx, cancel: cancel}
 }
 
-func (s *stdinTransport) start() {
+// Start reads src in the background until end of input or Shutdown.
+func (s *Transport) Start() {
 	growPipe(s.src)
 	go func() {
 		n, err := s.run()
 		switch {
-		case errors.Is(err, context.Canceled) || errors.Is(err, errStopped):
+		case errors.Is(err, context.Canceled) || errors.Is(err, stream.ErrStopped):
 			return
 		case err != nil:
 			s.log.Error("reading stdin failed; stopped reading it", zap.Int64("lines", n), zap.Error(err))
@@ -79,7 +105,8 @@ func (s *stdinTransport) start() {
 	}()
 }
 
-func (s *stdinTransport) shutdown() {
+// Shutdown waits for the batch in flight, if any, and stops delivering.
+func (s *Transport) Shutdown() {
 	s.cancel()
 	s.mu.Lock()
 	s.stopped = true
@@ -88,7 +115,7 @@ func (s *stdinTransport) shutdown() {
 
 // run reads until end of input (nil error) or a failure, and returns the
 // number of lines delivered.
-func (s *stdinTransport) run() (int64, error) {
+func (s *Transport) run() (int64, error) {
 	br := bufio.NewReaderSize(s.src, s.readBuffer)
 	var delivered int64
 	lineStart, inLine, truncated := 0, false, false
@@ -111,7 +138,7 @@ func (s *stdinTransport) run() (int64, error) {
 		// At end of input a last line without a newline still counts.
 		final := err != nil && !errors.Is(err, bufio.ErrBufferFull)
 		if complete || (final && inLine) {
-			s.spans = append(s.spans, lineSpan{start: lineStart, end: len(s.arena), truncated: truncated})
+			s.ranges = append(s.ranges, lineRange{start: lineStart, end: len(s.arena), truncated: truncated})
 			inLine = false
 		}
 		if final {
@@ -125,7 +152,7 @@ func (s *stdinTransport) run() (int64, error) {
 			}
 			return delivered, err
 		}
-		if !inLine && (br.Buffered() == 0 || len(s.spans) >= stdinBatchLines || len(s.arena) >= stdinBatchBytes) {
+		if !inLine && (br.Buffered() == 0 || len(s.ranges) >= batchLines || len(s.arena) >= batchBytes) {
 			n, ferr := s.flush()
 			delivered += n
 			if ferr != nil {
@@ -136,50 +163,23 @@ func (s *stdinTransport) run() (int64, error) {
 }
 
 // flush hands the complete lines read so far to the sink.
-func (s *stdinTransport) flush() (int64, error) {
-	if len(s.spans) == 0 {
+func (s *Transport) flush() (int64, error) {
+	if len(s.ranges) == 0 {
 		return 0, nil
 	}
 	s.lines = s.lines[:0]
-	for _, sp := range s.spans {
-		s.lines = append(s.lines, stream.Line{Data: s.arena[sp.start:sp.end], Truncated: sp.truncated})
+	for _, lr := range s.ranges {
+		s.lines = append(s.lines, stream.Line{Data: s.arena[lr.start:lr.end], Truncated: lr.truncated})
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
-		return 0, errStopped
+		return 0, stream.ErrStopped
 	}
 	if err := s.sink(s.ctx, stream.Batch{Lines: s.lines}); err != nil {
 		return 0, err
 	}
-	n := int64(len(s.spans))
-	s.arena, s.spans = s.arena[:0], s.spans[:0]
+	n := int64(len(s.ranges))
+	s.arena, s.ranges = s.arena[:0], s.ranges[:0]
 	return n, nil
-}
-
-// shutdownProcess ends the sidecar the way `kill -TERM` does, so the
-// collector shuts down gracefully: receivers stop, exporters flush their
-// queues, and the process exits 0. The collector only listens for SIGTERM
-// once every component has started, so until the receiver's Shutdown
-// closes stop the signal is repeated, and this function holds its own
-// signal subscription meanwhile so that an early SIGTERM cannot kill the
-// process by the default action.
-func shutdownProcess(stop <-chan struct{}) {
-	held := make(chan os.Signal, 1)
-	signal.Notify(held, syscall.SIGTERM)
-	defer signal.Stop(held)
-	self, err := os.FindProcess(os.Getpid())
-	if err != nil {
-		return // cannot happen on Unix: FindProcess always succeeds there
-	}
-	tick := time.NewTicker(shutdownSignalTick)
-	defer tick.Stop()
-	for {
-		_ = self.Signal(syscall.SIGTERM)
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-		}
-	}
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package stdoutreceiver
+package stdin
 
 import (
 	"os"
@@ -15,6 +15,6 @@ import (
 // /proc/sys/fs/pipe-max-size.
 func growPipe(src any) {
 	if f, ok := src.(*os.File); ok {
-		_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, stdinPipeBuffer)
+		_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, pipeBuffer)
 	}
 }
