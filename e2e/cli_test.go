@@ -30,19 +30,12 @@ func TestComponentsListsTheDistribution(t *testing.T) {
 
 func TestHealthCommand(t *testing.T) {
 	health, otlpAddr := FreeAddr(t), FreeAddr(t)
-	s := StartSidecar(t, `
-extensions:
-  health_check: {endpoint: `+health+`}
-receivers:
-  otlp: {protocols: {http: {endpoint: `+otlpAddr+`}}}
-exporters:
-  debug: {}
-service:
-  extensions: [health_check]
-  pipelines:
-    logs: {receivers: [otlp], exporters: [debug]}
-  telemetry: {metrics: {level: none}}
-`)
+	s := StartSidecar(t, sidecarConfig{
+		signals:    []string{"logs"},
+		extensions: yamlMap{"health_check": yamlMap{"endpoint": health}},
+		receivers:  yamlMap{"otlp": yamlMap{"protocols": yamlMap{"http": yamlMap{"endpoint": otlpAddr}}}},
+		exporters:  yamlMap{"debug": yamlMap{}},
+	}.yaml())
 	s.WaitListening(t, health)
 	out, err := exec.Command(sidecarBinary, "health", "--url", "http://"+health+"/").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "healthy" {

@@ -28,23 +28,14 @@ import (
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
 
-// otlpConfig is a sidecar config with the OTLP receiver on the given
-// addresses and the axiom exporter pointed at url; extra is YAML merged into
-// the axiom exporter's settings (indented by 4 spaces).
-func otlpConfig(grpcAddr, httpAddr, url, extra string) string {
-	return fmt.Sprintf(`
-receivers:
-  otlp:
-    protocols:
-      grpc: {endpoint: %s}
-      http: {endpoint: %s}
-%sservice:
-  pipelines:
-    logs: {receivers: [otlp], exporters: [axiom]}
-    traces: {receivers: [otlp], exporters: [axiom]}
-  telemetry:
-    metrics: {level: none}
-`, grpcAddr, httpAddr, axiomExporter(url, extra))
+// otlpConfig runs the OTLP receiver on the given addresses into the axiom
+// exporter pointed at url, with axiom added to the exporter's settings.
+func otlpConfig(grpcAddr, httpAddr, url string, axiom yamlMap) sidecarConfig {
+	return sidecarConfig{
+		signals:   []string{"logs", "traces"},
+		receivers: yamlMap{"otlp": otlpReceiver(grpcAddr, httpAddr)},
+		exporters: axiomExporter(url, axiom),
+	}
 }
 
 func newResource() *resource.Resource {
@@ -171,7 +162,7 @@ func attrString(v attribute.Value) string {
 func TestSpansAndLogsArriveOnceAndIntact(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	grpcAddr, httpAddr := FreeAddr(t), FreeAddr(t)
-	s := StartSidecar(t, otlpConfig(grpcAddr, httpAddr, fake.URL(), ""))
+	s := StartSidecar(t, otlpConfig(grpcAddr, httpAddr, fake.URL(), nil).yaml())
 	s.WaitListening(t, grpcAddr)
 	s.WaitListening(t, httpAddr)
 	ctx := context.Background()

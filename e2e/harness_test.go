@@ -19,24 +19,6 @@ import (
 // sidecarBinary is the binary under test, built once by TestMain.
 var sidecarBinary string
 
-// testToken is the Axiom API token the tests' sidecars send.
-const testToken = "xaat-e2e-test-token-0123456789"
-
-// axiomExporter is the exporters section of a test config: the axiom
-// exporter sending to the fake Axiom at url, logs to dataset app-logs and
-// spans to app-traces, plus extra exporter settings (lines indented by 4).
-func axiomExporter(url string, extra ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "exporters:\n  axiom:\n    url: %s\n    token: %s\n    logs_dataset: app-logs\n    traces_dataset: app-traces\n", url, testToken)
-	for _, e := range extra {
-		if e == "" {
-			continue
-		}
-		b.WriteString(strings.TrimRight(e, "\n") + "\n")
-	}
-	return b.String()
-}
-
 func TestMain(m *testing.M) {
 	os.Exit(runTests(m))
 }

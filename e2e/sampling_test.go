@@ -39,32 +39,24 @@ func TestSamplingRules(t *testing.T) {
 func testSamplingRules(t *testing.T, presampled bool, transport string) {
 	fake := axiomtest.NewForTest(t)
 	grpcAddr, httpAddr := FreeAddr(t), FreeAddr(t)
-	presampling := ""
+	otlp := otlpReceiver(grpcAddr, httpAddr)
 	if presampled {
-		presampling = "sampling_processor: sampling"
+		otlp["sampling_processor"] = "sampling"
 	}
-	s := StartSidecar(t, fmt.Sprintf(`
-receivers:
-  otlp:
-    %s
-    protocols:
-      grpc: {endpoint: %s}
-      http: {endpoint: %s}
-processors:
-  sampling:
-    always_keep: {errors: true}
-    rules:
-      - name: redis-get
-        match: {kind: [client], attributes: {db.system: redis}, operation: [GET]}
-        probability: 0.25
-    summaries: {interval: 1s}
-%sservice:
-  pipelines:
-    traces: {receivers: [otlp], processors: [sampling], exporters: [axiom]}
-    logs: {receivers: [otlp], processors: [sampling], exporters: [axiom]}
-  telemetry:
-    metrics: {level: none}
-`, presampling, grpcAddr, httpAddr, axiomExporter(fake.URL())))
+	s := StartSidecar(t, sidecarConfig{
+		signals:   []string{"logs", "traces"},
+		receivers: yamlMap{"otlp": otlp},
+		processors: yamlMap{"sampling": yamlMap{
+			"always_keep": yamlMap{"errors": true},
+			"rules": []yamlMap{{
+				"name":        "redis-get",
+				"match":       yamlMap{"kind": []string{"client"}, "attributes": yamlMap{"db.system": "redis"}, "operation": []string{"GET"}},
+				"probability": 0.25,
+			}},
+			"summaries": yamlMap{"interval": "1s"},
+		}},
+		exporters: axiomExporter(fake.URL(), nil),
+	}.yaml())
 	s.WaitListening(t, grpcAddr)
 	s.WaitListening(t, httpAddr)
 	if presampled {
@@ -213,24 +205,20 @@ func waitSummaries(t *testing.T, fake *axiomtest.Server, n int) []map[string]any
 // the health lines written.
 func TestSamplingStdinLogs(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
-	s := StartSidecar(t, fmt.Sprintf(`
-receivers:
-  stdout:
-    stdin: {}
-processors:
-  sampling:
-    rules:
-      - name: health-logs
-        match: {signal: logs, body: {route: /health}}
-        probability: 0.125
-        keep_if: {errors: true}
-    summaries: {interval: 1h}
-%sservice:
-  pipelines:
-    logs: {receivers: [stdout], processors: [sampling], exporters: [axiom]}
-  telemetry:
-    metrics: {level: none}
-`, axiomExporter(fake.URL())), WithStdin())
+	s := StartSidecar(t, sidecarConfig{
+		signals:   []string{"logs"},
+		receivers: yamlMap{"stdout": yamlMap{"stdin": yamlMap{}}},
+		processors: yamlMap{"sampling": yamlMap{
+			"rules": []yamlMap{{
+				"name":        "health-logs",
+				"match":       yamlMap{"signal": "logs", "body": yamlMap{"route": "/health"}},
+				"probability": 0.125,
+				"keep_if":     yamlMap{"errors": true},
+			}},
+			"summaries": yamlMap{"interval": "1h"},
+		}},
+		exporters: axiomExporter(fake.URL(), nil),
+	}.yaml(), WithStdin())
 
 	const health, failing, other = 4000, 40, 1000
 	w := bufio.NewWriter(s.Stdin)

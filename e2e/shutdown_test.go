@@ -17,9 +17,10 @@ func TestSIGTERMFlushesQueuedData(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	fake.Fail("", axiomtest.Status(503))
 	grpcAddr, httpAddr := FreeAddr(t), FreeAddr(t)
-	s := StartSidecar(t, otlpConfig(grpcAddr, httpAddr, fake.URL(), `    sending_queue:
-      batch: {flush_timeout: 10m, min_size: 10000, max_size: 10000}
-    retry_on_failure: {initial_interval: 100ms}`))
+	s := StartSidecar(t, otlpConfig(grpcAddr, httpAddr, fake.URL(), yamlMap{
+		"sending_queue":    yamlMap{"batch": yamlMap{"flush_timeout": "10m", "min_size": 10000, "max_size": 10000}},
+		"retry_on_failure": yamlMap{"initial_interval": "100ms"},
+	}).yaml())
 	s.WaitListening(t, httpAddr)
 	ctx := context.Background()
 	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(httpAddr), otlptracehttp.WithInsecure())
@@ -52,10 +53,11 @@ func TestSIGTERMWithAxiomDownEndsWithinTheGrace(t *testing.T) {
 	}
 	fake.Fail("", down...)
 	grpcAddr, httpAddr := FreeAddr(t), FreeAddr(t)
-	s := StartSidecar(t, otlpConfig(grpcAddr, httpAddr, fake.URL(), `    shutdown_timeout: 2s
-    sending_queue:
-      batch: {flush_timeout: 10m, min_size: 10000, max_size: 10000}
-    retry_on_failure: {initial_interval: 100ms, max_interval: 200ms}`))
+	s := StartSidecar(t, otlpConfig(grpcAddr, httpAddr, fake.URL(), yamlMap{
+		"shutdown_timeout": "2s",
+		"sending_queue":    yamlMap{"batch": yamlMap{"flush_timeout": "10m", "min_size": 10000, "max_size": 10000}},
+		"retry_on_failure": yamlMap{"initial_interval": "100ms", "max_interval": "200ms"},
+	}).yaml())
 	s.WaitListening(t, httpAddr)
 	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(httpAddr), otlptracehttp.WithInsecure())
 	if err != nil {
@@ -78,7 +80,7 @@ func TestSIGTERMWithAxiomDownEndsWithinTheGrace(t *testing.T) {
 func TestSIGTERMDuringStartup(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	for range 5 {
-		s := StartSidecar(t, otlpConfig(FreeAddr(t), FreeAddr(t), fake.URL(), ""))
+		s := StartSidecar(t, otlpConfig(FreeAddr(t), FreeAddr(t), fake.URL(), nil).yaml())
 		s.WaitOutput(t, "Starting sidecar...")
 		if code := s.Stop(t); code != 0 {
 			t.Fatalf("SIGTERM during startup: exit code %d (-1: killed by the signal)\n%s", code, s.Logs())

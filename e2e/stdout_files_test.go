@@ -14,26 +14,21 @@ import (
 
 // filesConfig tails logDir/*.log (CRI) into the axiom exporter, with
 // offsets in a file_storage extension under storageDir.
-func filesConfig(logDir, storageDir, url string) string {
-	return fmt.Sprintf(`
-extensions:
-  file_storage:
-    directory: %s
-receivers:
-  stdout:
-    storage: file_storage
-    files:
-      include: [%s]
-      format: cri
-      start_at: beginning
-      poll_interval: 50ms
-%sservice:
-  extensions: [file_storage]
-  pipelines:
-    logs: {receivers: [stdout], exporters: [axiom]}
-  telemetry:
-    metrics: {level: none}
-`, storageDir, filepath.Join(logDir, "*.log"), axiomExporter(url))
+func filesConfig(logDir, storageDir, url string) sidecarConfig {
+	return sidecarConfig{
+		signals:    []string{"logs"},
+		extensions: yamlMap{"file_storage": yamlMap{"directory": storageDir}},
+		receivers: yamlMap{"stdout": yamlMap{
+			"storage": "file_storage",
+			"files": yamlMap{
+				"include":       []string{filepath.Join(logDir, "*.log")},
+				"format":        "cri",
+				"start_at":      "beginning",
+				"poll_interval": "50ms",
+			},
+		}},
+		exporters: axiomExporter(url, nil),
+	}
 }
 
 // criWriter writes pino lines in the CRI format containerd writes to
@@ -124,7 +119,7 @@ func waitEvents(t *testing.T, fake *axiomtest.Server, n int) {
 func TestStdoutFilesRotationAndRestart(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	logDir, storageDir := t.TempDir(), t.TempDir()
-	cfg := filesConfig(logDir, storageDir, fake.URL())
+	cfg := filesConfig(logDir, storageDir, fake.URL()).yaml()
 	w := newCRIWriter(t, filepath.Join(logDir, "0.log"))
 
 	s := StartSidecar(t, cfg)

@@ -21,21 +21,14 @@ import (
 const fwdContainerID = "9f3c2b1a0e8d7c6b5a4938271605f4e3d2c1b0a99887766554433221100ffeed"
 
 // forwardConfig runs the stdout receiver with only its Fluent Forward
-// transport, on TCP addr and the unix socket sock; exporterExtra is YAML
-// added to the axiom exporter's settings (indented by 4 spaces).
-func forwardConfig(addr, sock, url string, exporterExtra ...string) string {
-	return fmt.Sprintf(`
-receivers:
-  stdout:
-    forward:
-      endpoint: %s
-      unix_socket: %s
-%sservice:
-  pipelines:
-    logs: {receivers: [stdout], exporters: [axiom]}
-  telemetry:
-    metrics: {level: none}
-`, addr, sock, axiomExporter(url, exporterExtra...))
+// transport, on TCP addr and the unix socket sock, into the axiom exporter
+// pointed at url, with axiom added to the exporter's settings.
+func forwardConfig(addr, sock, url string, axiom yamlMap) sidecarConfig {
+	return sidecarConfig{
+		signals:   []string{"logs"},
+		receivers: yamlMap{"stdout": yamlMap{"forward": yamlMap{"endpoint": addr, "unix_socket": sock}}},
+		exporters: axiomExporter(url, axiom),
+	}
 }
 
 // socketPath returns a unix socket path short enough for sun_path, in a
@@ -180,7 +173,7 @@ func newFluentLogger(t *testing.T, cfg fluent.Config) *fluent.Fluent {
 func TestStdoutForwardTCPAndUnixWithAcks(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	addr, sock := FreeAddr(t), socketPath(t)
-	s := StartSidecar(t, forwardConfig(addr, sock, fake.URL()))
+	s := StartSidecar(t, forwardConfig(addr, sock, fake.URL(), nil).yaml())
 	s.WaitListening(t, addr)
 	s.WaitListening(t, sock)
 
@@ -261,7 +254,7 @@ func TestStdoutForwardAddsECSMetadata(t *testing.T) {
 
 	fake := axiomtest.NewForTest(t)
 	addr, sock := FreeAddr(t), socketPath(t)
-	s := StartSidecar(t, forwardConfig(addr, sock, fake.URL()),
+	s := StartSidecar(t, forwardConfig(addr, sock, fake.URL(), nil).yaml(),
 		WithEnv("ECS_CONTAINER_METADATA_URI_V4="+meta.URL+"/v4/0b69d5c0-log-router"))
 	s.WaitListening(t, sock)
 
@@ -298,12 +291,9 @@ func TestStdoutForwardBackpressureLosesNothing(t *testing.T) {
 		slow[i] = axiomtest.Slow(time.Second)
 	}
 	fake.Fail("app-logs", slow...)
-	queue := `    sending_queue:
-      queue_size: 5000
-      num_consumers: 1
-      block_on_overflow: false`
+	queue := yamlMap{"sending_queue": yamlMap{"queue_size": 5000, "num_consumers": 1, "block_on_overflow": false}}
 	addr, sock := FreeAddr(t), socketPath(t)
-	s := StartSidecar(t, forwardConfig(addr, sock, fake.URL(), queue))
+	s := StartSidecar(t, forwardConfig(addr, sock, fake.URL(), queue).yaml())
 	s.WaitListening(t, addr)
 	host, portStr, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(portStr)

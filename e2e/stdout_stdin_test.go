@@ -13,21 +13,15 @@ import (
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
 
-// stdinConfig runs the stdout receiver on stdin into the axiom exporter;
-// stdin is the YAML of the stdin section, exporterExtra more YAML for the
-// exporter (indented by 4 spaces).
-func stdinConfig(url, stdin string, exporterExtra ...string) string {
-	return fmt.Sprintf(`
-receivers:
-  stdout:
-    stdin: %s
-%sservice:
-  pipelines:
-    logs: {receivers: [stdout], exporters: [axiom]}
-    traces: {receivers: [stdout], exporters: [axiom]}
-  telemetry:
-    metrics: {level: none}
-`, stdin, axiomExporter(url, exporterExtra...))
+// stdinConfig runs the stdout receiver on stdin (with the stdin settings)
+// into the axiom exporter pointed at url, with axiom added to the exporter's
+// settings.
+func stdinConfig(url string, stdin, axiom yamlMap) sidecarConfig {
+	return sidecarConfig{
+		signals:   []string{"logs", "traces"},
+		receivers: yamlMap{"stdout": yamlMap{"stdin": stdin}},
+		exporters: axiomExporter(url, axiom),
+	}
 }
 
 // pinoLogger writes lines the way pino does: the fixed prefix
@@ -115,7 +109,7 @@ const stdinSpanLine = `{"resourceSpans":[{"resource":{"attributes":[{"key":"serv
 // written are in Axiom, pino lines shaped as @axiomhq/pino would send them.
 func TestStdinPipeToAxiom(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
-	s := StartSidecar(t, stdinConfig(fake.URL(), "{}"), WithStdin())
+	s := StartSidecar(t, stdinConfig(fake.URL(), yamlMap{}, nil).yaml(), WithStdin())
 
 	w := bufio.NewWriter(s.Stdin)
 	app := &pinoLogger{w: w, pid: 4242, hostname: "ip-10-0-1-17", clock: 1764504000000}
@@ -208,7 +202,7 @@ func withoutKey(m map[string]any, k string) map[string]any {
 // end of input can come before the collector listens for signals.
 func TestStdinEmptyInputExitsZero(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
-	s := StartSidecar(t, stdinConfig(fake.URL(), "{}"), WithStdin())
+	s := StartSidecar(t, stdinConfig(fake.URL(), yamlMap{}, nil).yaml(), WithStdin())
 	if err := s.Stdin.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +222,7 @@ func TestStdinEmptyInputExitsZero(t *testing.T) {
 // (other transports may still be running) until it is stopped.
 func TestStdinStaysUpWithoutExitOnEOF(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
-	s := StartSidecar(t, stdinConfig(fake.URL(), "{exit_on_eof: false}"), WithStdin())
+	s := StartSidecar(t, stdinConfig(fake.URL(), yamlMap{"exit_on_eof": false}, nil).yaml(), WithStdin())
 	if _, err := io.WriteString(s.Stdin, "plain line one\n{\"level\":40,\"time\":1764504000000,\"msg\":\"two\"}\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -259,11 +253,8 @@ func TestStdinBackpressureLosesNothing(t *testing.T) {
 		slow[i] = axiomtest.Slow(time.Second)
 	}
 	fake.Fail("app-logs", slow...)
-	queue := `    sending_queue:
-      queue_size: 5000
-      num_consumers: 1
-      block_on_overflow: false`
-	s := StartSidecar(t, stdinConfig(fake.URL(), "{}", queue), WithStdin())
+	queue := yamlMap{"sending_queue": yamlMap{"queue_size": 5000, "num_consumers": 1, "block_on_overflow": false}}
+	s := StartSidecar(t, stdinConfig(fake.URL(), yamlMap{}, queue).yaml(), WithStdin())
 	w := bufio.NewWriter(s.Stdin)
 	app := &pinoLogger{w: w, pid: 1, hostname: "h", clock: 1764504000000}
 	const n = 30000
@@ -301,8 +292,9 @@ func TestStdinBackpressureLosesNothing(t *testing.T) {
 // as a message (its JSON is incomplete), and the next line is unharmed.
 func TestStdinHugeLineIsTruncatedAndMarked(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
-	cfg := strings.Replace(stdinConfig(fake.URL(), "{}"), "  stdout:\n", "  stdout:\n    max_line_bytes: 65536\n", 1)
-	s := StartSidecar(t, cfg, WithStdin())
+	cfg := stdinConfig(fake.URL(), yamlMap{}, nil)
+	cfg.receivers["stdout"].(yamlMap)["max_line_bytes"] = 65536
+	s := StartSidecar(t, cfg.yaml(), WithStdin())
 	huge := `{"level":30,"time":1764504000000,"msg":"` + strings.Repeat("x", 200<<10) + `"}`
 	if _, err := io.WriteString(s.Stdin, huge+"\n"+`{"level":30,"time":1764504000001,"msg":"after"}`+"\n"); err != nil {
 		t.Fatal(err)
@@ -339,7 +331,7 @@ func TestStdinHugeLineIsTruncatedAndMarked(t *testing.T) {
 // cleanly, exit 0, with the lines read so far delivered.
 func TestStdinStopWhileInputOpen(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
-	s := StartSidecar(t, stdinConfig(fake.URL(), "{}"), WithStdin())
+	s := StartSidecar(t, stdinConfig(fake.URL(), yamlMap{}, nil).yaml(), WithStdin())
 	if _, err := io.WriteString(s.Stdin, "{\"level\":30,\"time\":1764504000000,\"msg\":\"one\"}\nplain two\n"); err != nil {
 		t.Fatal(err)
 	}
