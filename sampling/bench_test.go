@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/sidecarhq/sidecar/sampling/internal/metadata"
 )
 
 // benchConfig has the shape of a real config: a health-check rule that does
@@ -27,7 +29,7 @@ func benchConfig() *Config {
 // operation, always-keep, structure, randomness, threshold, summary and
 // counters) on Redis spans; it must not allocate.
 func BenchmarkDecide(b *testing.B) {
-	s, err := newSampler(benchConfig(), processortest.NewNopSettings(componentType))
+	s, err := newSampler(benchConfig(), processortest.NewNopSettings(metadata.Type))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func BenchmarkDecide(b *testing.B) {
 // processTraces, including removing dropped spans and writing attributes to
 // kept ones (the batch copy is excluded).
 func BenchmarkProcessTraces(b *testing.B) {
-	s, err := newSampler(benchConfig(), processortest.NewNopSettings(componentType))
+	s, err := newSampler(benchConfig(), processortest.NewNopSettings(metadata.Type))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func BenchmarkProcessTraces(b *testing.B) {
 // requests (999 spans) per batch. Every iteration gets new trace ids, so the
 // recent-parent window fills and rotates as in production.
 func BenchmarkProcessRequests(b *testing.B) {
-	s, err := newSampler(benchConfig(), processortest.NewNopSettings(componentType))
+	s, err := newSampler(benchConfig(), processortest.NewNopSettings(metadata.Type))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func BenchmarkProcessRequests(b *testing.B) {
 // request, as the otlp receiver hands it over with sampling_processor set:
 // deciding, skipping dropped spans and writing the kept ones.
 func BenchmarkFilterTraces(b *testing.B) {
-	s, err := newSampler(benchConfig(), processortest.NewNopSettings(componentType))
+	s, err := newSampler(benchConfig(), processortest.NewNopSettings(metadata.Type))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -177,7 +179,7 @@ func newTraceIDs(td ptrace.Traces, i int) {
 func BenchmarkDecideLog(b *testing.B) {
 	cfg := benchConfig()
 	cfg.Rules = append(cfg.Rules, RuleConfig{Name: "health-logs", Match: MatchConfig{Signal: "logs", Body: map[string]any{"route": []any{"/health", "/ready"}}}, Probability: 1.0 / 1024})
-	s, err := newSampler(cfg, processortest.NewNopSettings(componentType))
+	s, err := newSampler(cfg, processortest.NewNopSettings(metadata.Type))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,16 +13,15 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/sidecarhq/sidecar/sampling/internal/metadata"
 	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
-var componentType = component.MustNewType("sampling")
-
 // NewFactory returns the factory of the `sampling` processor.
 func NewFactory() processor.Factory {
-	return processor.NewFactory(componentType, createDefaultConfig,
-		processor.WithTraces(createTraces, component.StabilityLevelDevelopment),
-		processor.WithLogs(createLogs, component.StabilityLevelDevelopment))
+	return processor.NewFactory(metadata.Type, createDefaultConfig,
+		processor.WithTraces(createTraces, metadata.TracesStability),
+		processor.WithLogs(createLogs, metadata.LogsStability))
 }
 
 func createDefaultConfig() component.Config {

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/sidecarhq/sidecar/sampling/internal/metadata"
 	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
@@ -280,7 +281,7 @@ func FuzzFilterTracesDecidesLikeProcessTraces(f *testing.F) {
 	}
 	cfg := presampleConfig()
 	cfg.Structure.RecentParents = 256 // small: two instances per input
-	set := processortest.NewNopSettings(componentType)
+	set := processortest.NewNopSettings(metadata.Type)
 	f.Fuzz(func(t *testing.T, req []byte) {
 		parsed := ptraceotlp.NewExportRequest()
 		if parsed.UnmarshalProto(req) != nil || hasDuplicateDecisionKeys(parsed.Traces()) {

@@ -23,7 +23,6 @@ const (
 	RuleAttribute = "sampling.rule"
 	// priorityAttribute > 0 means "always keep" (OpenTracing convention).
 	priorityAttribute = "sampling.priority"
-	scopeName         = "github.com/sidecarhq/sidecar/sampling"
 )
 
 // keepCond is a compiled KeepConfig.

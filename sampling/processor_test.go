@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/sidecarhq/sidecar/sampling/internal/metadata"
 )
 
 // requestTrace appends a SERVER root, an internal child and 50 Redis leaf
@@ -357,7 +359,7 @@ func sharedFor(t *testing.T, cfg *Config) *sampler {
 func TestSelfMetricsAndWarning(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	set := processortest.NewNopSettings(componentType)
+	set := processortest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	core, logs := observer.New(zap.WarnLevel)
 	set.Logger = zap.New(core)

@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/sidecarhq/sidecar/sampling/internal/metadata"
 )
 
 // Summary events make totals exact in Axiom even though items are dropped:
@@ -146,7 +148,7 @@ func (t *summaryTable) toLogs(ruleNames []string, end time.Time) plog.Logs {
 				rl.Resource().Attributes().PutStr("service.name", k.service)
 			}
 			sl := rl.ScopeLogs().AppendEmpty()
-			sl.Scope().SetName(scopeName)
+			sl.Scope().SetName(metadata.ScopeName)
 			recs = sl.LogRecords()
 			byService[k.service] = recs
 		}

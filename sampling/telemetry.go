@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/sidecarhq/sidecar/sampling/internal/metadata"
 )
 
 // selfMetrics counts items seen, kept and dropped per rule and signal.
@@ -18,7 +20,7 @@ type selfMetrics struct {
 }
 
 func newSelfMetrics(set component.TelemetrySettings, rules []string) (*selfMetrics, error) {
-	meter := set.MeterProvider.Meter(scopeName)
+	meter := set.MeterProvider.Meter(metadata.ScopeName)
 	m := &selfMetrics{}
 	var err, e error
 	m.seen, e = meter.Int64Counter("sidecar.sampling.seen", metric.WithUnit("{item}"),

@@ -14,17 +14,15 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
 )
-
-var componentType = component.MustNewType("axiom")
-
-const stability = component.StabilityLevelDevelopment
 
 // NewFactory creates the factory of the axiom exporter.
 func NewFactory() exporter.Factory {
-	return exporter.NewFactory(componentType, createDefaultConfig,
-		exporter.WithLogs(createLogs, stability),
-		exporter.WithTraces(createTraces, stability),
+	return exporter.NewFactory(metadata.Type, createDefaultConfig,
+		exporter.WithLogs(createLogs, metadata.LogsStability),
+		exporter.WithTraces(createTraces, metadata.TracesStability),
 	)
 }
 

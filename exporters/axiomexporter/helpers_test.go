@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
 )
 
 const (
@@ -52,7 +54,7 @@ type harness struct {
 func newHarness() *harness {
 	core, logs := observer.New(zap.DebugLevel)
 	reader := sdkmetric.NewManualReader()
-	set := exportertest.NewNopSettings(componentType)
+	set := exportertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
 	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	return &harness{set: set, logs: logs, metrics: reader}

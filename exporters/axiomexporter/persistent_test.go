@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 
+	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
 
@@ -67,7 +68,7 @@ func startPersistentLogs(t *testing.T, url, dir string) (exp exporter.Logs, stop
 	cfg.RetryConfig.MaxElapsedTime = 0
 	cfg.ShutdownTimeout = 100 * time.Millisecond
 	set := newHarness().set
-	set.ID = component.NewID(componentType) // the queue's storage key: same as the previous "process"
+	set.ID = component.NewID(metadata.Type) // the queue's storage key: same as the previous "process"
 	exp, err := NewFactory().CreateLogs(context.Background(), set, cfg)
 	if err != nil {
 		t.Fatal(err)

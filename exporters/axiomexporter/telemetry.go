@@ -9,9 +9,9 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-)
 
-const meterName = "github.com/sidecarhq/sidecar/exporters/axiomexporter"
+	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
+)
 
 // telemetry holds the exporter's self-metrics. Every counter carries the
 // attribute signal=logs|traces; requests also carry status (the HTTP status
@@ -27,7 +27,7 @@ type telemetry struct {
 }
 
 func newTelemetry(mp metric.MeterProvider, signal string) (*telemetry, error) {
-	m := mp.Meter(meterName)
+	m := mp.Meter(metadata.ScopeName)
 	t := &telemetry{signal: attribute.String("signal", signal)}
 	t.signalAttributes = metric.WithAttributeSet(attribute.NewSet(t.signal))
 	var err, e error

@@ -6,16 +6,12 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 )
 
 func TestDefaultConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	if err := componenttest.CheckConfigStruct(cfg); err != nil {
-		t.Fatal(err)
-	}
 	// Defaults apply to a present section; absent sections stay off.
 	if cfg.Protocols.GRPC.HasValue() || cfg.Protocols.HTTP.HasValue() {
 		t.Fatal("no transport may be on by default")

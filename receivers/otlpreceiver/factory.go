@@ -6,17 +6,16 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
-)
 
-// typeStr is the stock receiver's type, so existing configs keep working.
-var typeStr = component.MustNewType("otlp")
+	"github.com/sidecarhq/sidecar/receivers/otlpreceiver/internal/metadata"
+)
 
 // NewFactory returns the otlp receiver's factory.
 func NewFactory() receiver.Factory {
-	return receiver.NewFactory(typeStr, createDefaultConfig,
-		receiver.WithTraces(createTraces, component.StabilityLevelDevelopment),
-		receiver.WithMetrics(createMetrics, component.StabilityLevelDevelopment),
-		receiver.WithLogs(createLogs, component.StabilityLevelDevelopment),
+	return receiver.NewFactory(metadata.Type, createDefaultConfig,
+		receiver.WithTraces(createTraces, metadata.TracesStability),
+		receiver.WithMetrics(createMetrics, metadata.MetricsStability),
+		receiver.WithLogs(createLogs, metadata.LogsStability),
 	)
 }
 

@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/mem"
+
+	"github.com/sidecarhq/sidecar/receivers/otlpreceiver/internal/metadata"
 )
 
 // freeAddr returns a 127.0.0.1 address nothing listens on.
@@ -63,7 +65,7 @@ func create(t *testing.T, cfg *Config, s sinks) testReceiver {
 	f := NewFactory()
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	set := receivertest.NewNopSettings(typeStr)
+	set := receivertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	ctx := context.Background()
 	var c component.Component

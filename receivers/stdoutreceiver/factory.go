@@ -6,16 +6,15 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
-)
 
-// typeStr is the receiver's type in configs: receivers: {stdout: ...}.
-var typeStr = component.MustNewType("stdout")
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/metadata"
+)
 
 // NewFactory returns the stdout receiver's factory.
 func NewFactory() receiver.Factory {
-	return receiver.NewFactory(typeStr, createDefaultConfig,
-		receiver.WithLogs(createLogs, component.StabilityLevelDevelopment),
-		receiver.WithTraces(createTraces, component.StabilityLevelDevelopment),
+	return receiver.NewFactory(metadata.Type, createDefaultConfig,
+		receiver.WithLogs(createLogs, metadata.LogsStability),
+		receiver.WithTraces(createTraces, metadata.TracesStability),
 	)
 }
 

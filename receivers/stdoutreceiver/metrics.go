@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/decode"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/metadata"
 )
 
 // selfMetrics are the receiver's own counters, beside the standard
@@ -16,7 +17,7 @@ type selfMetrics struct {
 }
 
 func newSelfMetrics(mp metric.MeterProvider) (*selfMetrics, error) {
-	meter := mp.Meter("github.com/sidecarhq/sidecar/receivers/stdoutreceiver")
+	meter := mp.Meter(metadata.ScopeName)
 	m := &selfMetrics{}
 	var errs []error
 	counter := func(dst *metric.Int64Counter, name, unit, desc string) {
