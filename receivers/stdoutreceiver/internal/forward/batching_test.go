@@ -13,6 +13,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream/streamtest"
 )
 
 // A client that sent one frame and the start of the next must get the
@@ -21,8 +22,8 @@ import (
 func TestDeliversBeforeWaitingForTheRestOfAFrame(t *testing.T) {
 	for _, network := range []string{"tcp", "unix"} {
 		t.Run(network, func(t *testing.T) {
-			col := newCollector()
-			_, addr, sock := startServer(t, network == "unix", 0, col.sink)
+			col := streamtest.NewRecorder()
+			_, addr, sock := startServer(t, network == "unix", 0, col.Sink)
 			if network == "unix" {
 				addr = sock
 			}
@@ -37,7 +38,7 @@ func TestDeliversBeforeWaitingForTheRestOfAFrame(t *testing.T) {
 			if got := readAck(t, acks); got != "c1" {
 				t.Fatalf("ack %q, want c1", got)
 			}
-			if got := col.snapshot(); len(got) != 1 || got[0].Data != "first" {
+			if got := col.Lines(); len(got) != 1 || got[0].Data != "first" {
 				t.Fatalf("before the rest of the second frame: %v", got)
 			}
 			if _, err := c.Write(second[half:]); err != nil {
@@ -46,7 +47,7 @@ func TestDeliversBeforeWaitingForTheRestOfAFrame(t *testing.T) {
 			if got := readAck(t, acks); got != "c2" {
 				t.Fatalf("ack %q, want c2", got)
 			}
-			if got := col.wait(t, 2); got[1].Data != "second" {
+			if got := col.Wait(t, 2); got[1].Data != "second" {
 				t.Fatalf("lines %v", got)
 			}
 		})
@@ -71,14 +72,14 @@ func frameOfSize(t *testing.T, i, size int) []byte {
 // the client sent more. (Cutting a batch whenever the buffer ran dry made a
 // fast client cost one Sink call per read.)
 func TestBackToBackFramesAreOneBatch(t *testing.T) {
-	col := newCollector()
-	release := col.block()
-	_, _, sock := startServer(t, true, 0, col.sink)
+	col := streamtest.NewRecorder()
+	release := col.Block()
+	_, _, sock := startServer(t, true, 0, col.Sink)
 	c := dial(t, "unix", sock)
 	if _, err := c.Write(frameOfSize(t, 0, 512)); err != nil {
 		t.Fatal(err)
 	}
-	<-col.entered // the server holds line 0 and waits for the pipeline
+	<-col.Entered() // the server holds line 0 and waits for the pipeline
 	// One read buffer's worth of whole frames, then more; a unix socket
 	// queues all of it before the server reads again.
 	const frames = readBufferSize/512 + 100
@@ -91,15 +92,13 @@ func TestBackToBackFramesAreOneBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
-	got := col.wait(t, frames+1)
+	got := col.Wait(t, frames+1)
 	for i, l := range got {
 		if !strings.HasPrefix(l.Data, fmt.Sprintf("%06d ", i)) {
 			t.Fatalf("line %d = %.12q", i, l.Data)
 		}
 	}
-	col.mu.Lock()
-	batches := col.batches
-	col.mu.Unlock()
+	batches := col.Batches()
 	if batches != 2 {
 		t.Fatalf("%d lines in %d Sink calls, want 2 (the first line, then the burst)", len(got), batches)
 	}
@@ -131,8 +130,8 @@ func TestArenaReusedAcrossGC(t *testing.T) {
 // its fixed size: nothing grows with traffic.
 func TestArenaStaysFixedUnderLargeLines(t *testing.T) {
 	const maxLine = 4 << 10
-	col := newCollector()
-	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{MaxLineBytes: maxLine}, col.sink)
+	col := streamtest.NewRecorder()
+	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{MaxLineBytes: maxLine}, col.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,12 +144,12 @@ func TestArenaStaysFixedUnderLargeLines(t *testing.T) {
 	var maxCap int
 	s.sink = func(ctx context.Context, b stream.Batch) error {
 		maxCap = max(maxCap, cap(c.arena))
-		return col.sink(ctx, b)
+		return col.Sink(ctx, b)
 	}
 	if err := c.serve(); err != nil {
 		t.Fatal(err)
 	}
-	got := col.snapshot()
+	got := col.Lines()
 	if len(got) != lines || !got[lines-1].Truncated || len(got[lines-1].Data) != maxLine {
 		t.Fatalf("%d lines, last truncated=%v len=%d", len(got), got[lines-1].Truncated, len(got[lines-1].Data))
 	}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,98 +15,6 @@ import (
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
-
-// gotLine is a delivered line with its batch's attributes, copied.
-type gotLine struct {
-	Data      string
-	Time      time.Time
-	Stream    string
-	Truncated bool
-	Attrs     map[string]string
-}
-
-// collector is a Sink that records what it accepted. While gate is set it
-// blocks each call until the gate is closed (or ctx ends).
-type collector struct {
-	mu      sync.Mutex
-	lines   []gotLine
-	batches int
-	changed chan struct{} // signalled after every accepted batch
-	entered chan struct{} // signalled when a call starts (buffered 1)
-	gate    chan struct{}
-}
-
-func newCollector() *collector {
-	return &collector{changed: make(chan struct{}, 1), entered: make(chan struct{}, 1)}
-}
-
-func (c *collector) sink(ctx context.Context, b stream.Batch) error {
-	select {
-	case c.entered <- struct{}{}:
-	default:
-	}
-	c.mu.Lock()
-	gate := c.gate
-	c.mu.Unlock()
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	attrs := make(map[string]string, len(b.Attrs))
-	for _, a := range b.Attrs {
-		attrs[a.Key] = a.Value
-	}
-	c.mu.Lock()
-	for _, l := range b.Lines {
-		c.lines = append(c.lines, gotLine{Data: string(l.Data), Time: l.Time, Stream: l.Stream, Truncated: l.Truncated, Attrs: attrs})
-	}
-	c.batches++
-	c.mu.Unlock()
-	select {
-	case c.changed <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-// block makes every Sink call wait until the returned function is called.
-func (c *collector) block() (release func()) {
-	g := make(chan struct{})
-	c.mu.Lock()
-	c.gate = g
-	c.mu.Unlock()
-	return func() {
-		c.mu.Lock()
-		c.gate = nil
-		c.mu.Unlock()
-		close(g)
-	}
-}
-
-func (c *collector) snapshot() []gotLine {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]gotLine(nil), c.lines...)
-}
-
-// wait waits until at least n lines arrived and returns them.
-func (c *collector) wait(t *testing.T, n int) []gotLine {
-	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for {
-		if l := c.snapshot(); len(l) >= n {
-			return l
-		}
-		select {
-		case <-c.changed:
-		case <-timeout:
-			t.Fatalf("timed out waiting for %d lines, have %d", n, len(c.snapshot()))
-		}
-	}
-}
 
 // startServer starts a server on 127.0.0.1:0 (and a unix socket in a temp
 // dir when unix is true) and shuts it down at the end of the test.

@@ -17,6 +17,8 @@ import (
 
 	"github.com/fluent/fluent-logger-golang/fluent"
 	"github.com/tinylib/msgp/msgp"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream/streamtest"
 )
 
 const containerID = "4e4a1ec9d0c57bf1e5ac2f0e3a63e8d8f1c2d3b4a5968778695a4b3c2d1e0f9a"
@@ -27,8 +29,8 @@ func dockerRecord(name, source, line string) map[string]string {
 }
 
 func TestFluentLoggerTCPSyncWithAck(t *testing.T) {
-	col := newCollector()
-	_, addr, _ := startServer(t, false, 0, col.sink)
+	col := streamtest.NewRecorder()
+	_, addr, _ := startServer(t, false, 0, col.Sink)
 	host, port, _ := net.SplitHostPort(addr)
 	p, _ := strconv.Atoi(port)
 	logger, err := fluent.New(fluent.Config{FluentHost: host, FluentPort: p, RequestAck: true, Timeout: 5 * time.Second})
@@ -49,7 +51,7 @@ func TestFluentLoggerTCPSyncWithAck(t *testing.T) {
 		}
 	}
 	// Every Post got its ack, so every record was accepted by the Sink already.
-	got := col.snapshot()
+	got := col.Lines()
 	if len(got) != 50 {
 		t.Fatalf("got %d lines after 50 acked posts", len(got))
 	}
@@ -75,8 +77,8 @@ func TestFluentLoggerTCPSyncWithAck(t *testing.T) {
 }
 
 func TestFluentLoggerUnixAsyncSubSecond(t *testing.T) {
-	col := newCollector()
-	_, _, sock := startServer(t, true, 0, col.sink)
+	col := streamtest.NewRecorder()
+	_, _, sock := startServer(t, true, 0, col.Sink)
 	fi, err := os.Stat(sock)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +107,7 @@ func TestFluentLoggerUnixAsyncSubSecond(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := col.wait(t, n)
+	got := col.Wait(t, n)
 	if err := logger.Close(); err != nil { // waits for the pending acks
 		t.Fatal(err)
 	}
@@ -126,14 +128,14 @@ func TestFluentLoggerUnixAsyncSubSecond(t *testing.T) {
 }
 
 func TestAckOnlyAfterSinkAccepted(t *testing.T) {
-	col := newCollector()
-	release := col.block()
-	_, addr, _ := startServer(t, false, 0, col.sink)
+	col := streamtest.NewRecorder()
+	release := col.Block()
+	_, addr, _ := startServer(t, false, 0, col.Sink)
 	c := dial(t, "tcp", addr)
 	if _, err := c.Write(messageFrame("app", 1767225600, "Y2h1bmstMQ==", kv{"log", "hello"})); err != nil {
 		t.Fatal(err)
 	}
-	<-col.entered // the Sink holds the batch
+	<-col.Entered() // the Sink holds the batch
 	var released atomic.Bool
 	ackc := make(chan string, 1)
 	go func() {
@@ -148,14 +150,14 @@ func TestAckOnlyAfterSinkAccepted(t *testing.T) {
 	if got := <-ackc; got != "Y2h1bmstMQ==" {
 		t.Fatalf("ack %q", got)
 	}
-	if l := col.snapshot(); len(l) != 1 || l[0].Data != "hello" {
+	if l := col.Lines(); len(l) != 1 || l[0].Data != "hello" {
 		t.Fatalf("lines %v", l)
 	}
 }
 
 func TestAllFourModes(t *testing.T) {
-	col := newCollector()
-	_, addr, _ := startServer(t, false, 0, col.sink)
+	col := streamtest.NewRecorder()
+	_, addr, _ := startServer(t, false, 0, col.Sink)
 	c := dial(t, "tcp", addr)
 	r := msgp.NewReader(c)
 	t0 := time.Unix(1767225600, 5e8)
@@ -174,7 +176,7 @@ func TestAllFourModes(t *testing.T) {
 	send(packedFrame("p", t0, "c3", "packed 1", "packed 2"), "c3")
 	send(compressedFrame("z", t0, "c4", "gzip 1", "gzip 2", "gzip 3"), "c4")
 
-	got := col.snapshot()
+	got := col.Lines()
 	var data, tags []string
 	for _, l := range got {
 		data = append(data, l.Data)
@@ -196,8 +198,8 @@ func TestAllFourModes(t *testing.T) {
 }
 
 func TestTimeFormsHeartbeatAndBinLog(t *testing.T) {
-	col := newCollector()
-	_, addr, _ := startServer(t, false, 0, col.sink)
+	col := streamtest.NewRecorder()
+	_, addr, _ := startServer(t, false, 0, col.Sink)
 	c := dial(t, "tcp", addr)
 
 	var b []byte
@@ -239,7 +241,7 @@ func TestTimeFormsHeartbeatAndBinLog(t *testing.T) {
 	if _, err := c.Write(b); err != nil {
 		t.Fatal(err)
 	}
-	got := col.wait(t, 6)
+	got := col.Wait(t, 6)
 	want := []struct {
 		data string
 		t    time.Time
@@ -276,8 +278,8 @@ func partialRecord(id string, ordinal int, last bool, piece string) []kv {
 }
 
 func TestPartialMessagesJoined(t *testing.T) {
-	col := newCollector()
-	_, addr, _ := startServer(t, false, 40000, col.sink)
+	col := streamtest.NewRecorder()
+	_, addr, _ := startServer(t, false, 40000, col.Sink)
 	c := dial(t, "tcp", addr)
 	r := msgp.NewReader(c)
 	a := strings.Repeat("a", 16384)
@@ -298,7 +300,7 @@ func TestPartialMessagesJoined(t *testing.T) {
 		}
 		readAck(t, r) // docker waits for each ack before the next piece
 	}
-	got := col.snapshot()
+	got := col.Lines()
 	if len(got) != 3 {
 		t.Fatalf("got %d lines, want 3", len(got))
 	}
@@ -320,14 +322,14 @@ func TestPartialMessagesJoined(t *testing.T) {
 }
 
 func TestPartialDeliveredWhenConnectionEnds(t *testing.T) {
-	col := newCollector()
-	srv, addr, _ := startServer(t, false, 0, col.sink)
+	col := streamtest.NewRecorder()
+	srv, addr, _ := startServer(t, false, 0, col.Sink)
 	c := dial(t, "tcp", addr)
 	if _, err := c.Write(messageFrame("app", 1767225600, "", partialRecord("x", 1, false, "first half")...)); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
-	got := col.wait(t, 1)
+	got := col.Wait(t, 1)
 	if got[0].Data != "first half" || !got[0].Truncated {
 		t.Fatalf("got %+v", got[0])
 	}
@@ -337,8 +339,8 @@ func TestPartialDeliveredWhenConnectionEnds(t *testing.T) {
 }
 
 func TestHugeLogTruncated(t *testing.T) {
-	col := newCollector()
-	srv, addr, _ := startServer(t, false, 1000, col.sink)
+	col := streamtest.NewRecorder()
+	srv, addr, _ := startServer(t, false, 1000, col.Sink)
 	c := dial(t, "tcp", addr)
 	huge := strings.Repeat("x", 5<<20)
 	var b []byte
@@ -347,7 +349,7 @@ func TestHugeLogTruncated(t *testing.T) {
 	if _, err := c.Write(b); err != nil {
 		t.Fatal(err)
 	}
-	got := col.wait(t, 3)
+	got := col.Wait(t, 3)
 	if len(got[0].Data) != 1000 || !got[0].Truncated || got[1].Data != "after" || got[1].Truncated ||
 		len(got[2].Data) != 1000 || !got[2].Truncated {
 		t.Fatalf("lines: %d/%v %q/%v %d/%v", len(got[0].Data), got[0].Truncated, got[1].Data, got[1].Truncated, len(got[2].Data), got[2].Truncated)
@@ -358,8 +360,8 @@ func TestHugeLogTruncated(t *testing.T) {
 }
 
 func TestMalformedFrameClosesOnlyThatConnection(t *testing.T) {
-	col := newCollector()
-	srv, addr, _ := startServer(t, false, 0, col.sink)
+	col := streamtest.NewRecorder()
+	srv, addr, _ := startServer(t, false, 0, col.Sink)
 	good := dial(t, "tcp", addr)
 	bad := dial(t, "tcp", addr)
 	goodR := msgp.NewReader(good)
@@ -385,7 +387,7 @@ func TestMalformedFrameClosesOnlyThatConnection(t *testing.T) {
 			t.Fatalf("ack %q", got)
 		}
 	}
-	got := col.snapshot()
+	got := col.Lines()
 	if len(got) != 4 || got[0].Data != "before garbage" || got[3].Data != "good 2" {
 		t.Fatalf("lines %v", got)
 	}
@@ -422,8 +424,8 @@ func TestMalformedFrames(t *testing.T) {
 
 	for name, frame := range cases {
 		t.Run(name, func(t *testing.T) {
-			col := newCollector()
-			srv, addr, _ := startServer(t, false, 0, col.sink)
+			col := streamtest.NewRecorder()
+			srv, addr, _ := startServer(t, false, 0, col.Sink)
 			c := dial(t, "tcp", addr)
 			if _, err := c.Write(frame); err != nil {
 				t.Fatal(err)
@@ -442,8 +444,8 @@ func TestMalformedFrames(t *testing.T) {
 }
 
 func TestBadRecordsSkippedAndCounted(t *testing.T) {
-	col := newCollector()
-	srv, addr, _ := startServer(t, false, 0, col.sink)
+	col := streamtest.NewRecorder()
+	srv, addr, _ := startServer(t, false, 0, col.Sink)
 	c := dial(t, "tcp", addr)
 	b := msgp.AppendArrayHeader(nil, 3)
 	b = msgp.AppendString(b, "t")
@@ -476,7 +478,7 @@ func TestBadRecordsSkippedAndCounted(t *testing.T) {
 	if got := readAck(t, msgp.NewReader(c)); got != "bad-records" {
 		t.Fatalf("ack %q", got)
 	}
-	got := col.snapshot()
+	got := col.Lines()
 	if len(got) != 2 || got[0].Data != "first" || got[1].Data != "last" {
 		t.Fatalf("lines %v", got)
 	}
@@ -486,8 +488,8 @@ func TestBadRecordsSkippedAndCounted(t *testing.T) {
 }
 
 func TestBatchesGroupEqualAttributes(t *testing.T) {
-	col := newCollector()
-	_, addr, _ := startServer(t, false, 0, col.sink)
+	col := streamtest.NewRecorder()
+	_, addr, _ := startServer(t, false, 0, col.Sink)
 	c := dial(t, "tcp", addr)
 	var b []byte
 	for i := range 6 {
@@ -507,7 +509,7 @@ func TestBatchesGroupEqualAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	readAck(t, msgp.NewReader(c))
-	got := col.snapshot()
+	got := col.Lines()
 	if len(got) != 7 {
 		t.Fatalf("got %d lines", len(got))
 	}
@@ -520,9 +522,7 @@ func TestBatchesGroupEqualAttributes(t *testing.T) {
 			t.Errorf("line %d %q attrs %v", i, l.Data, l.Attrs)
 		}
 	}
-	col.mu.Lock()
-	batches := col.batches
-	col.mu.Unlock()
+	batches := col.Batches()
 	if batches != 2 { // all 7 frames were written at once: /a x3, /b x4
 		t.Errorf("%d batches, want 2", batches)
 	}
@@ -531,9 +531,9 @@ func TestBatchesGroupEqualAttributes(t *testing.T) {
 // A Sink that blocks stops the server reading: the client's writes block
 // once the socket buffers are full, and nothing is lost when it resumes.
 func TestBlockedSinkBackpressure(t *testing.T) {
-	col := newCollector()
-	release := col.block()
-	_, addr, _ := startServer(t, false, 0, col.sink)
+	col := streamtest.NewRecorder()
+	release := col.Block()
+	_, addr, _ := startServer(t, false, 0, col.Sink)
 	c := dial(t, "tcp", addr)
 	line := strings.Repeat("p", 300)
 	n := 0
@@ -556,7 +556,7 @@ func TestBlockedSinkBackpressure(t *testing.T) {
 		}
 	}
 	n++ // the frame cut by the deadline is completed below
-	if len(col.snapshot()) != 0 {
+	if len(col.Lines()) != 0 {
 		t.Fatal("lines accepted while the Sink was blocked")
 	}
 	release()
@@ -564,7 +564,7 @@ func TestBlockedSinkBackpressure(t *testing.T) {
 	if _, err := c.Write(rest); err != nil {
 		t.Fatal(err)
 	}
-	got := col.wait(t, n)
+	got := col.Wait(t, n)
 	if len(got) != n {
 		t.Fatalf("got %d lines, want %d", len(got), n)
 	}
@@ -577,9 +577,9 @@ func TestBlockedSinkBackpressure(t *testing.T) {
 }
 
 func TestShutdownWithBlockedSinkSendsNoAck(t *testing.T) {
-	col := newCollector()
-	col.block() // never released
-	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{}, col.sink)
+	col := streamtest.NewRecorder()
+	col.Block() // never released
+	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{}, col.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -590,7 +590,7 @@ func TestShutdownWithBlockedSinkSendsNoAck(t *testing.T) {
 	if _, err := c.Write(messageFrame("t", 1, "never", kv{"log", "x"})); err != nil {
 		t.Fatal(err)
 	}
-	<-col.entered
+	<-col.Entered()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -606,8 +606,8 @@ func TestShutdownWithBlockedSinkSendsNoAck(t *testing.T) {
 }
 
 func TestShutdownDeliversWhatWasSent(t *testing.T) {
-	col := newCollector()
-	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{}, col.sink)
+	col := streamtest.NewRecorder()
+	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{}, col.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,7 +627,7 @@ func TestShutdownDeliversWhatWasSent(t *testing.T) {
 	if _, err := r.ReadMapHeader(); err == nil {
 		t.Fatal("connection still open after shutdown")
 	}
-	if l := col.snapshot(); len(l) != 1 || l[0].Data != "acked" {
+	if l := col.Lines(); len(l) != 1 || l[0].Data != "acked" {
 		t.Fatalf("lines %v", l)
 	}
 }
@@ -635,7 +635,7 @@ func TestShutdownDeliversWhatWasSent(t *testing.T) {
 func TestUnixSocketLifecycle(t *testing.T) {
 	dir := shortTempDir(t)
 	sock := dir + "/run/fluent.sock" // parent directory does not exist yet
-	col := newCollector()
+	col := streamtest.NewRecorder()
 
 	// A stale socket from a crashed run is replaced.
 	if err := os.MkdirAll(dir+"/run", 0o755); err != nil {
@@ -648,7 +648,7 @@ func TestUnixSocketLifecycle(t *testing.T) {
 	stale.(*net.UnixListener).SetUnlinkOnClose(false)
 	stale.Close()
 
-	s, err := New(Config{UnixSocket: sock}, Settings{}, col.sink)
+	s, err := New(Config{UnixSocket: sock}, Settings{}, col.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -656,7 +656,7 @@ func TestUnixSocketLifecycle(t *testing.T) {
 		t.Fatalf("start over a stale socket: %v", err)
 	}
 	// A second server must not steal a live socket.
-	s2, _ := New(Config{UnixSocket: sock}, Settings{}, col.sink)
+	s2, _ := New(Config{UnixSocket: sock}, Settings{}, col.Sink)
 	if err := s2.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("second server on a live socket: %v", err)
 	}
@@ -676,7 +676,7 @@ func TestUnixSocketLifecycle(t *testing.T) {
 	if err := os.WriteFile(sock, []byte("keep me"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s3, _ := New(Config{UnixSocket: sock}, Settings{}, col.sink)
+	s3, _ := New(Config{UnixSocket: sock}, Settings{}, col.Sink)
 	if err := s3.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "not a socket") {
 		t.Fatalf("start over a regular file: %v", err)
 	}
@@ -691,7 +691,7 @@ func TestStartFailsWhenPortTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	s, err := New(Config{Endpoint: ln.Addr().String()}, Settings{}, newCollector().sink)
+	s, err := New(Config{Endpoint: ln.Addr().String()}, Settings{}, streamtest.NewRecorder().Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,8 +721,8 @@ func TestConfigValidate(t *testing.T) {
 // Repeated keys must not make a record's attribute buffer grow without
 // bound: a hostile record repeating container_name is still one line.
 func TestRepeatedKeysBounded(t *testing.T) {
-	col := newCollector()
-	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{}, col.sink)
+	col := streamtest.NewRecorder()
+	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{}, col.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -741,7 +741,7 @@ func TestRepeatedKeysBounded(t *testing.T) {
 	if err := c.serve(); err != nil {
 		t.Fatal(err)
 	}
-	if got := col.snapshot(); len(got) != 1 || got[0].Data != "still here" {
+	if got := col.Lines(); len(got) != 1 || got[0].Data != "still here" {
 		t.Fatalf("lines %v", got)
 	}
 	if cap(c.rec.scratch) > 2*maxScratch {

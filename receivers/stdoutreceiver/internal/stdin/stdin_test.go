@@ -5,58 +5,41 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream/streamtest"
 )
 
-// collectSink records every line it is given (copied: Line.Data is only
-// valid during the call) and the batches' sizes.
-type collectSink struct {
-	mu      sync.Mutex
-	lines   []stream.Line
-	batches int
-}
-
-func (c *collectSink) sink(_ context.Context, b stream.Batch) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.batches++
-	for _, l := range b.Lines {
-		l.Data = append([]byte(nil), l.Data...)
-		c.lines = append(c.lines, l)
-	}
-	return nil
-}
-
-func runStdin(t *testing.T, input string, maxLine int) *collectSink {
+// runStdin reads input to its end and returns the recorder's lines and
+// batch count.
+func runStdin(t *testing.T, input string, maxLine int) ([]streamtest.Line, int) {
 	t.Helper()
-	c := &collectSink{}
-	s := New(strings.NewReader(input), Settings{MaxLineBytes: maxLine}, c.sink)
+	c := streamtest.NewRecorder()
+	s := New(strings.NewReader(input), Settings{MaxLineBytes: maxLine}, c.Sink)
 	n, err := s.run()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if int(n) != len(c.lines) {
-		t.Fatalf("run reported %d lines, sink got %d", n, len(c.lines))
+	if int(n) != c.Len() {
+		t.Fatalf("run reported %d lines, sink got %d", n, c.Len())
 	}
-	return c
+	return c.Lines(), c.Batches()
 }
 
 func TestStdinLines(t *testing.T) {
-	c := runStdin(t, "one\ntwo\r\n\nlast without newline", 1024)
+	lines, _ := runStdin(t, "one\ntwo\r\n\nlast without newline", 1024)
 	want := []string{"one", "two\r", "", "last without newline"}
-	if len(c.lines) != len(want) {
-		t.Fatalf("got %d lines, want %d", len(c.lines), len(want))
+	if len(lines) != len(want) {
+		t.Fatalf("got %d lines, want %d", len(lines), len(want))
 	}
-	for i, l := range c.lines {
-		if string(l.Data) != want[i] || l.Truncated {
+	for i, l := range lines {
+		if l.Data != want[i] || l.Truncated {
 			t.Errorf("line %d = %q (truncated %v), want %q", i, l.Data, l.Truncated, want[i])
 		}
 	}
-	if c := runStdin(t, "", 1024); len(c.lines) != 0 {
-		t.Errorf("empty input gave %d lines", len(c.lines))
+	if lines, _ := runStdin(t, "", 1024); len(lines) != 0 {
+		t.Errorf("empty input gave %d lines", len(lines))
 	}
 }
 
@@ -64,14 +47,14 @@ func TestStdinTruncatesLongLines(t *testing.T) {
 	const limit = readBuffer + 50<<10 // lines span several reads of the buffer
 	long := strings.Repeat("a", 3*readBuffer)
 	input := "short\n" + long + "\n" + strings.Repeat("b", limit) + "\nafter\n" + long
-	c := runStdin(t, input, limit)
-	if len(c.lines) != 5 {
-		t.Fatalf("got %d lines, want 5", len(c.lines))
+	lines, _ := runStdin(t, input, limit)
+	if len(lines) != 5 {
+		t.Fatalf("got %d lines, want 5", len(lines))
 	}
 	check := func(i int, data string, truncated bool) {
 		t.Helper()
-		l := c.lines[i]
-		if string(l.Data) != data || l.Truncated != truncated {
+		l := lines[i]
+		if l.Data != data || l.Truncated != truncated {
 			t.Errorf("line %d: %d bytes truncated=%v, want %d bytes truncated=%v", i, len(l.Data), l.Truncated, len(data), truncated)
 		}
 	}
@@ -88,17 +71,17 @@ func TestStdinBatchesAndOrder(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&sb, `{"level":30,"time":%d,"msg":"line %d"}`+"\n", 1764504000000+i, i)
 	}
-	c := runStdin(t, sb.String(), 1024)
-	if len(c.lines) != n {
-		t.Fatalf("got %d lines", len(c.lines))
+	lines, batches := runStdin(t, sb.String(), 1024)
+	if len(lines) != n {
+		t.Fatalf("got %d lines", len(lines))
 	}
-	for i, l := range c.lines {
-		if !strings.HasSuffix(string(l.Data), fmt.Sprintf(`"msg":"line %d"}`, i)) {
+	for i, l := range lines {
+		if !strings.HasSuffix(l.Data, fmt.Sprintf(`"msg":"line %d"}`, i)) {
 			t.Fatalf("line %d out of order: %s", i, l.Data)
 		}
 	}
-	if c.batches < 2 || c.batches > n/100 {
-		t.Errorf("%d lines came in %d batches; want them batched", n, c.batches)
+	if batches < 2 || batches > n/100 {
+		t.Errorf("%d lines came in %d batches; want them batched", n, batches)
 	}
 }
 

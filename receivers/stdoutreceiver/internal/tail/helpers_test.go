@@ -2,7 +2,6 @@ package tail
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,98 +12,8 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream/streamtest"
 )
-
-// got is a line as the sink saw it, copied out of the batch.
-type got struct {
-	Data      string
-	Time      time.Time
-	Stream    string
-	Truncated bool
-	Path      string
-}
-
-// collector is a Sink that keeps what it was given; block, when set, is
-// waited on before each batch is accepted (a slow or full pipeline).
-type collector struct {
-	mu      sync.Mutex
-	lines   []got
-	batches int
-	calls   int
-	block   chan struct{}
-	changed chan struct{}
-}
-
-func newCollector() *collector { return &collector{changed: make(chan struct{}, 1)} }
-
-func (c *collector) sink(ctx context.Context, b stream.Batch) error {
-	c.mu.Lock()
-	c.calls++
-	block := c.block
-	c.mu.Unlock()
-	if block != nil {
-		select {
-		case <-block:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	if len(b.Lines) == 0 {
-		return errors.New("empty batch")
-	}
-	path := ""
-	for _, a := range b.Attrs {
-		if a.Key == "log.file.path" {
-			path = a.Value
-		}
-	}
-	c.mu.Lock()
-	for _, l := range b.Lines {
-		c.lines = append(c.lines, got{Data: string(l.Data), Time: l.Time, Stream: l.Stream, Truncated: l.Truncated, Path: path})
-	}
-	c.batches++
-	c.mu.Unlock()
-	select {
-	case c.changed <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-func (c *collector) snapshot() []got {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]got(nil), c.lines...)
-}
-
-func (c *collector) callCount() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.calls
-}
-
-func (c *collector) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.lines)
-}
-
-// waitCount waits until at least n lines arrived; the long deadline only
-// turns a hang into a failure, it measures nothing.
-func (c *collector) waitCount(t *testing.T, n int) []got {
-	t.Helper()
-	deadline := time.After(60 * time.Second)
-	for c.count() < n {
-		select {
-		case <-c.changed:
-		case <-time.After(50 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("got %d lines, want %d", c.count(), n)
-		}
-	}
-	return c.snapshot()
-}
 
 // memStorage is an in-memory storage.Client, standing in for file_storage.
 type memStorage struct {
@@ -155,7 +64,7 @@ func (s *memStorage) Batch(ctx context.Context, ops ...*storage.Operation) error
 func (s *memStorage) Close(context.Context) error { return nil }
 
 // startTailer starts a Tailer that polls quickly and stops it at cleanup.
-func startTailer(t *testing.T, cfg Config, set Settings, c *collector) *Tailer {
+func startTailer(t *testing.T, cfg Config, set Settings, c *streamtest.Recorder) *Tailer {
 	t.Helper()
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 10 * time.Millisecond
@@ -163,7 +72,7 @@ func startTailer(t *testing.T, cfg Config, set Settings, c *collector) *Tailer {
 	if set.Logger == nil {
 		set.Logger = zaptest.NewLogger(t)
 	}
-	tl, err := New(cfg, set, c.sink)
+	tl, err := New(cfg, set, c.Sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +114,7 @@ func criLine(i int) string {
 }
 
 // checkSequence asserts the lines are exactly seq 0..n-1, each once, in order.
-func checkSequence(t *testing.T, lines []got, n int) {
+func checkSequence(t *testing.T, lines []streamtest.Line, n int) {
 	t.Helper()
 	if len(lines) != n {
 		t.Errorf("got %d lines, want %d", len(lines), n)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream/streamtest"
 )
 
 const fuzzCRIHeader = "2024-05-06T07:08:09Z stdout "
@@ -46,10 +47,10 @@ func FuzzReader(f *testing.F) {
 			format = FormatCRI
 		}
 		fl := &file{fd: fd, format: format}
-		var lines []got
+		var lines []streamtest.Line
 		sink := func(_ context.Context, b stream.Batch) error {
 			for _, l := range b.Lines {
-				lines = append(lines, got{Data: string(l.Data), Truncated: l.Truncated})
+				lines = append(lines, streamtest.Line{Data: string(l.Data), Truncated: l.Truncated})
 			}
 			return nil
 		}
@@ -81,7 +82,7 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("got %d lines %+v, want %d %+v", len(lines), lines, len(want), want)
 		}
 		for i := range want {
-			if lines[i] != want[i] {
+			if lines[i].Data != want[i].Data || lines[i].Truncated != want[i].Truncated {
 				t.Fatalf("line %d: got %+v, want %+v", i, lines[i], want[i])
 			}
 		}
@@ -92,17 +93,17 @@ func FuzzReader(f *testing.F) {
 }
 
 // fuzzModel builds the file content for data and the lines it must yield.
-func fuzzModel(data []byte, limit int, cri bool) ([]byte, []got) {
+func fuzzModel(data []byte, limit int, cri bool) ([]byte, []streamtest.Line) {
 	parts := bytes.Split(data, []byte("\n"))
 	if len(parts[len(parts)-1]) == 0 {
 		parts = parts[:len(parts)-1] // data ended with a newline (or was empty)
 	}
 	var content []byte
-	var want []got
+	var want []streamtest.Line
 	var pending []byte
 	inPiece := false
 	emit := func(b []byte) {
-		g := got{Data: string(b[:min(len(b), limit)]), Truncated: len(b) > limit}
+		g := streamtest.Line{Data: string(b[:min(len(b), limit)]), Truncated: len(b) > limit}
 		want = append(want, g)
 	}
 	for i, p := range parts {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream/streamtest"
 )
 
 func mustTime(s string) time.Time {
@@ -23,7 +25,7 @@ func TestFormats(t *testing.T) {
 	const ts1, ts2 = "2024-05-06T07:08:09.123456789Z", "2024-05-06T07:08:10Z"
 	tests := []struct {
 		name, format, content string
-		want                  []got
+		want                  []streamtest.Line
 	}{
 		{
 			name:   "cri with partials",
@@ -33,7 +35,7 @@ func TestFormats(t *testing.T) {
 				ts2 + " stdout F \"}\n" +
 				ts2 + " stderr F panic: boom\n" +
 				"not a cri line\n",
-			want: []got{
+			want: []streamtest.Line{
 				{Data: `{"msg":"joined"}`, Time: mustTime(ts1), Stream: "stdout"},
 				{Data: "panic: boom", Time: mustTime(ts2), Stream: "stderr"},
 				{Data: "not a cri line"},
@@ -45,7 +47,7 @@ func TestFormats(t *testing.T) {
 			content: ts1 + " stdout P out-a \n" +
 				ts2 + " stderr F err\n" +
 				ts2 + " stdout F out-b\n",
-			want: []got{
+			want: []streamtest.Line{
 				{Data: "out-a ", Time: mustTime(ts1), Stream: "stdout"},
 				{Data: "err", Time: mustTime(ts2), Stream: "stderr"},
 				{Data: "out-b", Time: mustTime(ts2), Stream: "stdout"},
@@ -57,7 +59,7 @@ func TestFormats(t *testing.T) {
 			content: `{"log":"{\"msg\":\"a \\\"quoted\\\" \u003cb\u003e\"}\n","stream":"stdout","time":"` + ts1 + `"}` + "\n" +
 				`{"log":"first half ","stream":"stderr","time":"` + ts2 + `"}` + "\n" +
 				`{"log":"second half\n","stream":"stderr","time":"` + ts2 + `"}` + "\n",
-			want: []got{
+			want: []streamtest.Line{
 				{Data: `{"msg":"a \"quoted\" <b>"}`, Time: mustTime(ts1), Stream: "stdout"},
 				{Data: "first half second half", Time: mustTime(ts2), Stream: "stderr"},
 			},
@@ -66,38 +68,38 @@ func TestFormats(t *testing.T) {
 			name:    "raw",
 			format:  FormatRaw,
 			content: "{\"msg\":\"x\"}\n\nplain \xff bytes\n",
-			want:    []got{{Data: `{"msg":"x"}`}, {Data: ""}, {Data: "plain \xff bytes"}},
+			want:    []streamtest.Line{{Data: `{"msg":"x"}`}, {Data: ""}, {Data: "plain \xff bytes"}},
 		},
 		{
 			name:    "auto finds cri",
 			format:  FormatAuto,
 			content: ts1 + " stdout F hi\n",
-			want:    []got{{Data: "hi", Time: mustTime(ts1), Stream: "stdout"}},
+			want:    []streamtest.Line{{Data: "hi", Time: mustTime(ts1), Stream: "stdout"}},
 		},
 		{
 			name:    "auto finds docker",
 			format:  FormatAuto,
 			content: `{"log":"hi\n","stream":"stdout","time":"` + ts1 + `"}` + "\n",
-			want:    []got{{Data: "hi", Time: mustTime(ts1), Stream: "stdout"}},
+			want:    []streamtest.Line{{Data: "hi", Time: mustTime(ts1), Stream: "stdout"}},
 		},
 		{
 			name:    "auto falls back to raw",
 			format:  FormatAuto,
 			content: `{"msg":"hi"}` + "\n" + ts1 + " stdout F not parsed as cri\n",
-			want:    []got{{Data: `{"msg":"hi"}`}, {Data: ts1 + " stdout F not parsed as cri"}},
+			want:    []streamtest.Line{{Data: `{"msg":"hi"}`}, {Data: ts1 + " stdout F not parsed as cri"}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, path := tempLog(t, "0.log")
 			writeFile(t, path, tt.content)
-			c := newCollector()
+			c := streamtest.NewRecorder()
 			cfg := cfgFor(path)
 			cfg.Format = tt.format
 			startTailer(t, cfg, Settings{}, c)
-			lines := c.waitCount(t, len(tt.want))
+			lines := c.Wait(t, len(tt.want))
 			for i := range tt.want {
-				tt.want[i].Path = path
+				tt.want[i].Attrs = map[string]string{"log.file.path": path}
 			}
 			if !equalLines(lines, tt.want) {
 				t.Errorf("got  %+v\nwant %+v", lines, tt.want)
@@ -106,13 +108,13 @@ func TestFormats(t *testing.T) {
 	}
 }
 
-func equalLines(a, b []got) bool {
+func equalLines(a, b []streamtest.Line) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
 		if a[i].Data != b[i].Data || !a[i].Time.Equal(b[i].Time) || a[i].Stream != b[i].Stream ||
-			a[i].Truncated != b[i].Truncated || a[i].Path != b[i].Path {
+			a[i].Truncated != b[i].Truncated || a[i].Attrs["log.file.path"] != b[i].Attrs["log.file.path"] {
 			return false
 		}
 	}
@@ -123,16 +125,16 @@ func equalLines(a, b []got) bool {
 func TestIncompleteLineWaits(t *testing.T) {
 	_, path := tempLog(t, "0.log")
 	writeFile(t, path, "2024-05-06T07:08:09Z stdout P {\"a\":")
-	c := newCollector()
+	c := streamtest.NewRecorder()
 	startTailer(t, cfgFor(path), Settings{}, c)
 	appendFile(t, path, "1,\n")
 	appendFile(t, path, "2024-05-06T07:08:09Z stdout F \"b\":2}\n")
 	appendFile(t, path, "2024-05-06T07:08:09Z stdout F third\n")
-	lines := c.waitCount(t, 1)
+	lines := c.Wait(t, 1)
 	if lines[0].Data != `{"a":1,"b":2}` {
 		t.Fatalf("first line %q, want the joined line", lines[0].Data)
 	}
-	if lines = c.waitCount(t, 2); len(lines) != 2 || lines[1].Data != "third" {
+	if lines = c.Wait(t, 2); len(lines) != 2 || lines[1].Data != "third" {
 		t.Fatalf("lines %+v", lines)
 	}
 }
@@ -142,20 +144,20 @@ func TestGlobIncludeExclude(t *testing.T) {
 	for _, name := range []string{"a.log", "b.log", "skip.log", "a.log.20240506-070809"} {
 		writeFile(t, filepath.Join(dir, name), name+"\n")
 	}
-	c := newCollector()
+	c := streamtest.NewRecorder()
 	cfg := cfgFor(filepath.Join(dir, "*.log"))
 	cfg.Exclude = []string{filepath.Join(dir, "skip*")}
 	cfg.Format = FormatRaw
 	startTailer(t, cfg, Settings{}, c)
-	c.waitCount(t, 2)
+	c.Wait(t, 2)
 	// A file that appears later is found by the next poll, from its start.
 	writeFile(t, filepath.Join(dir, "c.log"), "c.log\n")
-	lines := c.waitCount(t, 3)
+	lines := c.Wait(t, 3)
 	seen := map[string]bool{}
 	for _, l := range lines {
 		seen[l.Data] = true
-		if l.Path != filepath.Join(dir, l.Data) {
-			t.Errorf("line %q has path %q", l.Data, l.Path)
+		if p := l.Attrs["log.file.path"]; p != filepath.Join(dir, l.Data) {
+			t.Errorf("line %q has path %q", l.Data, p)
 		}
 	}
 	if len(lines) != 3 || !seen["a.log"] || !seen["b.log"] || !seen["c.log"] {
@@ -169,7 +171,7 @@ func TestGlobIncludeExclude(t *testing.T) {
 // rotated away between two polls (kubelet rotates every 10s at the most).
 // With copytruncate it waits for the whole file, because lines written
 // between a copy and its truncate are lost by design.
-func writeRotating(t *testing.T, path string, from, to, every int, copyTruncate bool, c *collector) {
+func writeRotating(t *testing.T, path string, from, to, every int, copyTruncate bool, c *streamtest.Recorder) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -185,12 +187,12 @@ func writeRotating(t *testing.T, path string, from, to, every int, copyTruncate 
 					t.Fatal(err)
 				}
 				writeFile(t, rotated, string(data))
-				c.waitCount(t, i)
+				c.Wait(t, i)
 				if err := f.Truncate(0); err != nil {
 					t.Fatal(err)
 				}
 			} else {
-				c.waitCount(t, i-every+2) // line i-every went to the file before
+				c.Wait(t, i-every+2) // line i-every went to the file before
 				rotateByRename(t, path, rotated, f, criLine(i))
 				i++
 				f.Close()
@@ -222,20 +224,20 @@ func rotateByRename(t *testing.T, path, rotated string, old *os.File, last strin
 
 func TestRenameRotationWhileWriting(t *testing.T) {
 	_, path := tempLog(t, "0.log")
-	c := newCollector()
+	c := streamtest.NewRecorder()
 	startTailer(t, cfgFor(path), Settings{}, c)
 	const n = 20000
 	writeRotating(t, path, 0, n, 3000, false, c)
-	checkSequence(t, c.waitCount(t, n), n)
+	checkSequence(t, c.Wait(t, n), n)
 }
 
 func TestCopyTruncateWhileWriting(t *testing.T) {
 	_, path := tempLog(t, "0.log")
-	c := newCollector()
+	c := streamtest.NewRecorder()
 	startTailer(t, cfgFor(path), Settings{}, c)
 	const n = 20000
 	writeRotating(t, path, 0, n, 3000, true, c)
-	checkSequence(t, c.waitCount(t, n), n)
+	checkSequence(t, c.Wait(t, n), n)
 }
 
 // Stopping in the middle and starting again with the same storage neither
@@ -248,15 +250,13 @@ func TestRestartResumesExactly(t *testing.T) {
 	cfg.StartAt = StartAtEnd // resuming must not depend on start_at
 	writeFile(t, path, "")
 
-	c := newCollector()
+	c := streamtest.NewRecorder()
 	first := startTailer(t, cfg, Settings{Storage: store}, c)
 	waitCheckpoint(t, store)
 	writeRotating(t, path, 0, 8000, 3000, false, c)
 	// Pause the pipeline, write more, and stop while it holds a batch.
-	c.mu.Lock()
-	c.block = make(chan struct{})
-	calls := c.calls
-	c.mu.Unlock()
+	release := c.Block()
+	calls := c.Calls()
 	for i := 8000; i < 10000; i++ {
 		appendFile(t, path, criLine(i))
 	}
@@ -264,7 +264,7 @@ func TestRestartResumesExactly(t *testing.T) {
 	if err := first.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	stoppedAt := c.count()
+	stoppedAt := c.Len()
 	if stoppedAt >= 10000 {
 		t.Fatalf("all lines read before the stop; the test needs a stop in the middle")
 	}
@@ -282,16 +282,14 @@ func TestRestartResumesExactly(t *testing.T) {
 	for i := 11001; i < 12000; i++ {
 		appendFile(t, path, criLine(i))
 	}
-	if c.count() != stoppedAt {
+	if c.Len() != stoppedAt {
 		t.Fatalf("lines arrived after Shutdown returned")
 	}
 
-	c.mu.Lock()
-	c.block = nil
-	c.mu.Unlock()
+	release()
 	startTailer(t, cfg, Settings{Storage: store}, c)
 	writeRotating(t, path, 12000, 15000, 1000, false, c)
-	checkSequence(t, c.waitCount(t, 15000), 15000)
+	checkSequence(t, c.Wait(t, 15000), 15000)
 }
 
 func TestStartAt(t *testing.T) {
@@ -299,7 +297,7 @@ func TestStartAt(t *testing.T) {
 		t.Run(startAt, func(t *testing.T) {
 			dir, path := tempLog(t, "old.log")
 			writeFile(t, path, criLine(0)+criLine(1)+"2024-05-06T07:08:09Z stdout F half-written")
-			c := newCollector()
+			c := streamtest.NewRecorder()
 			cfg := cfgFor(filepath.Join(dir, "*.log"))
 			cfg.StartAt = startAt
 			store := newMemStorage()
@@ -317,7 +315,7 @@ func TestStartAt(t *testing.T) {
 				want = []string{"half-written line"}
 			}
 			want = append(want, criData(2), criData(3))
-			lines := c.waitCount(t, len(want))
+			lines := c.Wait(t, len(want))
 			var data []string
 			for _, l := range lines {
 				data = append(data, l.Data)
@@ -350,10 +348,10 @@ func waitCheckpoint(t *testing.T, store *memStorage) {
 	}
 }
 
-func waitCalls(t *testing.T, c *collector, n int) {
+func waitCalls(t *testing.T, c *streamtest.Recorder, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for c.callCount() < n {
+	for c.Calls() < n {
 		if time.Now().After(deadline) {
 			t.Fatal("the sink was not called")
 		}
@@ -386,18 +384,18 @@ func TestInodeReuseCaughtByFingerprint(t *testing.T) {
 			}}})
 			store := newMemStorage()
 			_ = store.Set(context.Background(), checkpointKey, raw)
-			c := newCollector()
+			c := streamtest.NewRecorder()
 			cfg := cfgFor(path)
 			cfg.StartAt = StartAtEnd
 			startTailer(t, cfg, Settings{Storage: store}, c)
 			if sameContent {
-				lines := c.waitCount(t, 1)
+				lines := c.Wait(t, 1)
 				if len(lines) != 1 || lines[0].Data != criData(2) {
 					t.Fatalf("resumed wrongly: %+v", lines)
 				}
 				return
 			}
-			checkSequence(t, c.waitCount(t, 3), 3)
+			checkSequence(t, c.Wait(t, 3), 3)
 		})
 	}
 }
@@ -408,25 +406,25 @@ func TestHugeLinesTruncated(t *testing.T) {
 	ts := "2024-05-06T07:08:09Z"
 	tests := []struct {
 		name, format, content string
-		want                  []got
+		want                  []streamtest.Line
 	}{
 		{
 			name:    "raw",
 			format:  FormatRaw,
 			content: big + "\nnext\n",
-			want:    []got{{Data: big[:limit], Truncated: true}, {Data: "next"}},
+			want:    []streamtest.Line{{Data: big[:limit], Truncated: true}, {Data: "next"}},
 		},
 		{
 			name:    "cri single line",
 			format:  FormatCRI,
 			content: ts + " stdout F " + big + "\n" + ts + " stdout F next\n",
-			want:    []got{{Data: big[:limit], Truncated: true, Stream: "stdout", Time: mustTime(ts)}, {Data: "next", Stream: "stdout", Time: mustTime(ts)}},
+			want:    []streamtest.Line{{Data: big[:limit], Truncated: true, Stream: "stdout", Time: mustTime(ts)}, {Data: "next", Stream: "stdout", Time: mustTime(ts)}},
 		},
 		{
 			name:    "cri partials",
 			format:  FormatCRI,
 			content: strings.Repeat(ts+" stdout P "+big[:600]+"\n", 5) + ts + " stdout F end\n" + ts + " stdout F next\n",
-			want:    []got{{Data: big[:limit], Truncated: true, Stream: "stdout", Time: mustTime(ts)}, {Data: "next", Stream: "stdout", Time: mustTime(ts)}},
+			want:    []streamtest.Line{{Data: big[:limit], Truncated: true, Stream: "stdout", Time: mustTime(ts)}, {Data: "next", Stream: "stdout", Time: mustTime(ts)}},
 		},
 		{
 			name:   "docker splits",
@@ -434,20 +432,20 @@ func TestHugeLinesTruncated(t *testing.T) {
 			content: strings.Repeat(`{"log":"`+big[:16<<10]+`","stream":"stdout","time":"`+ts+`"}`+"\n", 3) +
 				`{"log":"end\n","stream":"stdout","time":"` + ts + `"}` + "\n" +
 				`{"log":"next\n","stream":"stdout","time":"` + ts + `"}` + "\n",
-			want: []got{{Data: big[:limit], Truncated: true, Stream: "stdout", Time: mustTime(ts)}, {Data: "next", Stream: "stdout", Time: mustTime(ts)}},
+			want: []streamtest.Line{{Data: big[:limit], Truncated: true, Stream: "stdout", Time: mustTime(ts)}, {Data: "next", Stream: "stdout", Time: mustTime(ts)}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, path := tempLog(t, "0.log")
 			writeFile(t, path, tt.content)
-			c := newCollector()
+			c := streamtest.NewRecorder()
 			cfg := cfgFor(path)
 			cfg.Format = tt.format
 			startTailer(t, cfg, Settings{MaxLineBytes: limit}, c)
-			lines := c.waitCount(t, len(tt.want))
+			lines := c.Wait(t, len(tt.want))
 			for i := range tt.want {
-				tt.want[i].Path = path
+				tt.want[i].Attrs = map[string]string{"log.file.path": path}
 			}
 			if !equalLines(lines, tt.want) {
 				t.Errorf("got %d lines: %.200v", len(lines), lines)
@@ -459,22 +457,20 @@ func TestHugeLinesTruncated(t *testing.T) {
 // While the sink blocks the file is paused; every line still arrives once.
 func TestBackpressureLosesNothing(t *testing.T) {
 	_, path := tempLog(t, "0.log")
-	c := newCollector()
-	c.block = make(chan struct{})
+	c := streamtest.NewRecorder()
+	c.Block()
 	startTailer(t, cfgFor(path), Settings{}, c)
 	const n = 5000
 	for i := 0; i < n; i++ {
 		appendFile(t, path, criLine(i))
 	}
-	for c.count() < n {
-		select {
-		case c.block <- struct{}{}: // accept one batch at a time
-		case <-time.After(10 * time.Millisecond): // the last batch may still be being recorded
-		}
+	for c.Len() < n {
+		// One batch at a time; the last one may still be being recorded.
+		c.Admit(10 * time.Millisecond)
 	}
-	checkSequence(t, c.snapshot(), n)
-	if c.batches < n/maxBatchLines {
-		t.Errorf("%d batches for %d lines: batches exceed the limit", c.batches, n)
+	checkSequence(t, c.Lines(), n)
+	if c.Batches() < n/maxBatchLines {
+		t.Errorf("%d batches for %d lines: batches exceed the limit", c.Batches(), n)
 	}
 }
 
@@ -484,16 +480,16 @@ func TestSinkErrorKeepsOffset(t *testing.T) {
 	_, path := tempLog(t, "0.log")
 	writeFile(t, path, criLine(0)+criLine(1))
 	store := newMemStorage()
-	blocked := newCollector()
-	blocked.block = make(chan struct{}) // never accepts
+	blocked := streamtest.NewRecorder()
+	blocked.Block() // never accepts
 	tl := startTailer(t, cfgFor(path), Settings{Storage: store}, blocked)
 	waitCalls(t, blocked, 1)
 	if err := tl.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	c := newCollector()
+	c := streamtest.NewRecorder()
 	startTailer(t, cfgFor(path), Settings{Storage: store}, c)
-	checkSequence(t, c.waitCount(t, 2), 2)
+	checkSequence(t, c.Wait(t, 2), 2)
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -532,11 +528,11 @@ func TestOffsetStaysOnLineBoundary(t *testing.T) {
 	}
 	defer fd.Close()
 	f := &file{fd: fd, format: FormatCRI}
-	c := newCollector()
-	if err := newReader(1024).readFile(context.Background(), f, c.sink, false); err != nil {
+	c := streamtest.NewRecorder()
+	if err := newReader(1024).readFile(context.Background(), f, c.Sink, false); err != nil {
 		t.Fatal(err)
 	}
-	if lines := c.snapshot(); len(lines) != 1 || lines[0].Data != "a" {
+	if lines := c.Lines(); len(lines) != 1 || lines[0].Data != "a" {
 		t.Fatalf("lines %+v, want the stdout piece alone", lines)
 	}
 	if f.offset != int64(len(first)) {
@@ -551,17 +547,17 @@ func TestMaxOpenFiles(t *testing.T) {
 	a, b := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
 	writeFile(t, a, "a1\n")
 	writeFile(t, b, "b1\n")
-	c := newCollector()
+	c := streamtest.NewRecorder()
 	cfg := cfgFor(filepath.Join(dir, "*.log"))
 	cfg.Format = FormatRaw
 	cfg.MaxOpenFiles = 1
 	startTailer(t, cfg, Settings{}, c)
-	c.waitCount(t, 1)
+	c.Wait(t, 1)
 	appendFile(t, a, "a2 without newline")
 	if err := os.Remove(a); err != nil { // still open: the tailer finishes it
 		t.Fatal(err)
 	}
-	lines := c.waitCount(t, 3)
+	lines := c.Wait(t, 3)
 	want := []string{"a1", "a2 without newline", "b1"}
 	for i, l := range lines {
 		if l.Data != want[i] {
