@@ -40,12 +40,13 @@ func BenchmarkDecide(b *testing.B) {
 		sp := gen.redisLeaf(spans, gen.traceID(), gen.spanID(), 400_000)
 		sp.SetName(names[i%len(names)])
 	}
-	v := spanView{resAttrs: td.ResourceSpans().At(0).Resource().Attributes(), service: "shop"}
+	var v spanView
+	v.setResource(mapAttrs(td.ResourceSpans().At(0).Resource().Attributes()))
 	kept := 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		v.span = spans.At(i & 4095)
+		v.setSpan(spans.At(i & 4095))
 		if s.decideSpan(&v).keep {
 			kept++
 		}

@@ -135,16 +135,16 @@ func (m *matcher) matchSpan(v *spanView) bool {
 	if m.signals&signalTraces == 0 {
 		return false
 	}
-	if m.kinds != 0 && m.kinds&(1<<uint(v.kind())) == 0 {
+	if m.kinds != 0 && m.kinds&(1<<uint(v.kind)) == 0 {
 		return false
 	}
-	if m.statuses != 0 && m.statuses&(1<<uint(v.statusCode())) == 0 {
+	if m.statuses != 0 && m.statuses&(1<<uint(v.statusCode)) == 0 {
 		return false
 	}
 	if m.service != nil && !m.service.matchString(v.service) {
 		return false
 	}
-	if m.spanName != nil && !m.spanName.matchString(v.name()) {
+	if m.spanName != nil && !m.spanName.matchString(v.name) {
 		return false
 	}
 	if len(m.operations) > 0 {
@@ -160,7 +160,7 @@ func (m *matcher) matchSpan(v *spanView) bool {
 			return false
 		}
 	}
-	return matchFields(m.resAttrs, v.resourceAttrs()) && matchFields(m.attrs, v.attrs())
+	return matchFields(m.resAttrs, v.resAttrs) && matchFields(m.attrs, v.attrs)
 }
 
 func (m *matcher) matchLog(v *logView) bool {

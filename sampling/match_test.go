@@ -33,7 +33,11 @@ func redisSpan(name string) (ptrace.Span, pcommon.Map) {
 func TestMatchSpan(t *testing.T) {
 	sp, res := redisSpan("get user:1")
 	view := func() *spanView {
-		return &spanView{span: sp, resAttrs: res, service: "shop", operation: spanOperation(sp.Name(), mapAttrs(sp.Attributes()))}
+		v := &spanView{}
+		v.setResource(mapAttrs(res))
+		v.setSpan(sp)
+		v.service = "shop"
+		return v
 	}
 	cases := []struct {
 		name string
@@ -144,8 +148,10 @@ func TestMatchDoesNotAllocate(t *testing.T) {
 	rec.Body().SetStr(`{"level":"info","route":"/h\u0065alth","status":200}`)
 	lv := &logView{rec: rec, resAttrs: pcommon.NewMap()}
 	allocs := testing.AllocsPerRun(200, func() {
-		v := spanView{span: sp, resAttrs: res, service: "shop"}
-		v.operation = spanOperation(sp.Name(), mapAttrs(sp.Attributes()))
+		var v spanView
+		v.setResource(mapAttrs(res))
+		v.setSpan(sp)
+		v.service = "shop"
 		if !m.matchSpan(&v) || !lm.matchLog(lv) {
 			t.Fatal("no match")
 		}
@@ -170,7 +176,7 @@ func TestDynamicKeyOperation(t *testing.T) {
 
 	var v spanView
 	hash := func(sp ptrace.Span) uint64 {
-		v.span, v.opKnown = sp, false // as decideSpan starts every span
+		v.setSpan(sp)
 		return d.keyHash(&v)
 	}
 	if hash(get) == hash(set) {

@@ -25,13 +25,13 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := spanView{wireAttrs: newWireAttrs(s.wireKeys)}
+	var v spanView
+	pre := newWireAttrs(s.wireKeys)
 	out, _, total, err := otlpwire.Filter(dst, req, s.noteParent, func(res *otlpwire.Resource, sp *otlpwire.Span) (bool, []byte) {
-		if res != v.wireRes { // a request's spans come grouped by resource
-			v.wireRes, v.service = res, serviceName(attrSet{res: res})
+		if res != v.resAttrs.res { // a request's spans come grouped by resource
+			v.setResource(attrSet{res: res})
 		}
-		v.wire = sp
-		v.wireAttrs.loaded = false
+		v.setWireSpan(sp, pre)
 		d := s.decideSpan(&v)
 		if d.rule == nil {
 			return true, nil

@@ -16,7 +16,6 @@ import (
 // when a kept span's existing tracestate has to be rewritten.
 func (s *sampler) decideSpan(v *spanView) decision {
 	var r *rule
-	v.opKnown = false
 	for _, cand := range s.rules {
 		if cand.match.matchSpan(v) {
 			r = cand
@@ -26,12 +25,12 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	if r == nil {
 		return decision{}
 	}
-	v.isError = v.statusCode() == ptrace.StatusCodeError || v.hasException()
-	dur := v.duration()
+	v.isError = v.statusCode == ptrace.StatusCodeError || v.hasException()
+	dur := v.duration
 
-	tsRaw := v.traceState()
+	tsRaw := v.traceState
 	st := parseTraceState(tsRaw)
-	rnd := traceRandomness(v.traceID())
+	rnd := traceRandomness(v.traceID)
 	if st.hasRv {
 		rnd = st.rv
 	}
@@ -82,7 +81,7 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	switch {
 	case v.isError:
 		status = "error"
-	case v.statusCode() == ptrace.StatusCodeOk:
+	case v.statusCode == ptrace.StatusCodeOk:
 		status = "ok"
 	}
 	stats := s.summaries.stats(summaryKey{signal: signalTraces, rule: r.index, service: v.service, operation: v.op(), status: status})
@@ -102,15 +101,15 @@ func (s *sampler) exempt(v *spanView, r *rule, dur int64) bool {
 	if s.always.keepSpanFields(v.isError, dur) || r.keepIf.keepSpanFields(v.isError, dur) {
 		return true
 	}
-	kind := v.kind()
+	kind := v.kind
 	structureApplies := r.liftKind&(1<<uint(kind)) == 0
-	if structureApplies && (kind == ptrace.SpanKindServer || kind == ptrace.SpanKindConsumer || v.isRoot()) {
+	if structureApplies && (kind == ptrace.SpanKindServer || kind == ptrace.SpanKindConsumer || v.isRoot) {
 		return true
 	}
-	if (s.always.priority || r.keepIf.priority) && hasPriority(v.attrs()) {
+	if (s.always.priority || r.keepIf.priority) && hasPriority(v.attrs) {
 		return true
 	}
-	return structureApplies && s.parents.has(parentKey(v.traceID(), v.spanID()))
+	return structureApplies && s.parents.has(parentKey(v.traceID, v.spanID))
 }
 
 // keyHash hashes the dynamic rule's key fields of a span.
@@ -119,17 +118,17 @@ func (d *dynamicRule) keyHash(v *spanView) uint64 {
 	for _, f := range d.fields {
 		switch f {
 		case "span.name", "name":
-			h = h.str(v.name())
+			h = h.str(v.name)
 		case "operation":
 			h = h.str(v.op())
 		case "service.name":
 			h = h.str(v.service)
 		case "status":
-			h = h.u64(uint64(v.statusCode()))
+			h = h.u64(uint64(v.statusCode))
 		default:
-			if a, ok := v.attrs().get(f); ok {
+			if a, ok := v.attrs.get(f); ok {
 				h = h.value(a)
-			} else if a, ok := v.resourceAttrs().get(f); ok {
+			} else if a, ok := v.resAttrs.get(f); ok {
 				h = h.value(a)
 			} else {
 				h = h.u64(0)
@@ -162,11 +161,10 @@ func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.T
 	}
 	var v spanView
 	rss.RemoveIf(func(rs ptrace.ResourceSpans) bool {
-		v.resAttrs = rs.Resource().Attributes()
-		v.service = serviceName(mapAttrs(v.resAttrs))
+		v.setResource(mapAttrs(rs.Resource().Attributes()))
 		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
 			ss.Spans().RemoveIf(func(sp ptrace.Span) bool {
-				v.span = sp
+				v.setSpan(sp)
 				d := s.decideSpan(&v)
 				if d.rule == nil {
 					return false

@@ -14,100 +14,64 @@ import (
 // This file holds the views matching and deciding read: of a span (pdata or
 // raw protobuf), of a log record, and of their attributes.
 
-// spanView is what span matching reads, gathered once per span. The span
-// is either pdata (span, resAttrs) or still raw protobuf (wire, wireRes), see
-// presample.go; the accessors below hide which.
+// spanView is what deciding a span reads of it. setSpan (pdata) and
+// setWireSpan (raw protobuf, see presample.go) fill it once per span, so
+// matching and deciding read the same fields whichever form the span is in;
+// only the attributes, the events and the operation are read on demand.
 type spanView struct {
-	span      ptrace.Span
-	resAttrs  pcommon.Map
-	wire      *otlpwire.Span
-	wireRes   *otlpwire.Resource
-	wireAttrs *wireAttrs // the raw span's attributes the sampler reads
-	service   string
-	operation string // valid when opKnown; see op
-	opKnown   bool
-	isError   bool
+	name       string
+	kind       ptrace.SpanKind
+	statusCode ptrace.StatusCode
+	traceID    pcommon.TraceID
+	spanID     pcommon.SpanID
+	isRoot     bool
+	traceState string
+	duration   int64 // end minus start, in nanoseconds
+	attrs      attrSet
+	resAttrs   attrSet
+	service    string                // the resource's service.name
+	events     ptrace.SpanEventSlice // a pdata span's events
+	wire       *otlpwire.Span        // a raw span, for its events
+	operation  string                // valid when opKnown; see op
+	opKnown    bool
+	isError    bool // set by decideSpan
+}
+
+// setResource sets the attributes and service of the spans that follow.
+func (v *spanView) setResource(attrs attrSet) {
+	v.resAttrs, v.service = attrs, serviceName(attrs)
+}
+
+// setSpan fills v from a pdata span.
+func (v *spanView) setSpan(sp ptrace.Span) {
+	v.name, v.kind, v.statusCode = sp.Name(), sp.Kind(), sp.Status().Code()
+	v.traceID, v.spanID, v.isRoot = sp.TraceID(), sp.SpanID(), sp.ParentSpanID().IsEmpty()
+	v.traceState = sp.TraceState().AsRaw()
+	v.duration = int64(sp.EndTimestamp()) - int64(sp.StartTimestamp())
+	v.attrs, v.events, v.wire = mapAttrs(sp.Attributes()), sp.Events(), nil
+	v.opKnown = false
+}
+
+// setWireSpan fills v from a raw span; pre collects the attributes the
+// sampler reads of it (see wireAttrs).
+func (v *spanView) setWireSpan(sp *otlpwire.Span, pre *wireAttrs) {
+	v.name, v.kind, v.statusCode = sp.Name(), ptrace.SpanKind(sp.Kind()), ptrace.StatusCode(sp.StatusCode())
+	v.traceID, v.spanID, v.isRoot = sp.TraceID(), sp.SpanID(), pcommon.SpanID(sp.ParentSpanID()).IsEmpty()
+	v.traceState = sp.TraceState()
+	v.duration = int64(sp.EndTime()) - int64(sp.StartTime())
+	pre.loaded = false
+	v.attrs, v.events, v.wire = attrSet{span: sp, pre: pre}, ptrace.SpanEventSlice{}, sp
+	v.opKnown = false
 }
 
 // op returns the span's operation, computed on first use: it costs two
 // attribute lookups, which spans no operation-matching rule sees skip.
 func (v *spanView) op() string {
 	if !v.opKnown {
-		v.operation = spanOperation(v.name(), v.attrs())
+		v.operation = spanOperation(v.name, v.attrs)
 		v.opKnown = true
 	}
 	return v.operation
-}
-
-func (v *spanView) attrs() attrSet {
-	if v.wire != nil {
-		return attrSet{span: v.wire, pre: v.wireAttrs}
-	}
-	return mapAttrs(v.span.Attributes())
-}
-
-func (v *spanView) resourceAttrs() attrSet {
-	if v.wireRes != nil {
-		return attrSet{res: v.wireRes}
-	}
-	return mapAttrs(v.resAttrs)
-}
-
-func (v *spanView) name() string {
-	if v.wire != nil {
-		return v.wire.Name()
-	}
-	return v.span.Name()
-}
-
-func (v *spanView) kind() ptrace.SpanKind {
-	if v.wire != nil {
-		return ptrace.SpanKind(v.wire.Kind())
-	}
-	return v.span.Kind()
-}
-
-func (v *spanView) statusCode() ptrace.StatusCode {
-	if v.wire != nil {
-		return ptrace.StatusCode(v.wire.StatusCode())
-	}
-	return v.span.Status().Code()
-}
-
-func (v *spanView) traceID() pcommon.TraceID {
-	if v.wire != nil {
-		return pcommon.TraceID(v.wire.TraceID())
-	}
-	return v.span.TraceID()
-}
-
-func (v *spanView) spanID() pcommon.SpanID {
-	if v.wire != nil {
-		return pcommon.SpanID(v.wire.SpanID())
-	}
-	return v.span.SpanID()
-}
-
-func (v *spanView) isRoot() bool {
-	if v.wire != nil {
-		return pcommon.SpanID(v.wire.ParentSpanID()).IsEmpty()
-	}
-	return v.span.ParentSpanID().IsEmpty()
-}
-
-func (v *spanView) traceState() string {
-	if v.wire != nil {
-		return v.wire.TraceState()
-	}
-	return v.span.TraceState().AsRaw()
-}
-
-// duration is end minus start in nanoseconds.
-func (v *spanView) duration() int64 {
-	if v.wire != nil {
-		return int64(v.wire.EndTime()) - int64(v.wire.StartTime())
-	}
-	return int64(v.span.EndTimestamp()) - int64(v.span.StartTimestamp())
 }
 
 // hasException reports an "exception" event, the OTel way to record an
@@ -116,9 +80,8 @@ func (v *spanView) hasException() bool {
 	if v.wire != nil {
 		return v.wire.HasEvent("exception")
 	}
-	evs := v.span.Events()
-	for i := 0; i < evs.Len(); i++ {
-		if evs.At(i).Name() == "exception" {
+	for i := 0; i < v.events.Len(); i++ {
+		if v.events.At(i).Name() == "exception" {
 			return true
 		}
 	}
