@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +12,12 @@ import (
 	"time"
 
 	"github.com/fluent/fluent-logger-golang/fluent"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otellog "go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
@@ -135,4 +144,88 @@ func TestEmbeddedKubernetesConfig(t *testing.T) {
 	if len(seen) != 40 {
 		t.Fatalf("%d distinct lines arrived, want 40", len(seen))
 	}
+}
+
+// TestDefaultConfigWithoutTokenWritesLocalNDJSON runs the binary with no
+// arguments and no Axiom environment: it must warn once and write what it
+// receives as NDJSON under ./sidecar-data.
+func TestDefaultConfigWithoutTokenWritesLocalNDJSON(t *testing.T) {
+	grpcAddr, httpAddr, health, metrics := FreeAddr(t), FreeAddr(t), FreeAddr(t), FreeAddr(t)
+	_, metricsPort, _ := strings.Cut(metrics, ":")
+	s := StartSidecar(t, "", WithArgs(), WithEnv(
+		"SIDECAR_OTLP_GRPC_ENDPOINT="+grpcAddr, "SIDECAR_OTLP_HTTP_ENDPOINT="+httpAddr,
+		"SIDECAR_HEALTH_ENDPOINT="+health, "SIDECAR_METRICS_PORT="+metricsPort))
+	s.WaitListening(t, httpAddr)
+	s.WaitListening(t, health)
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(httpAddr), otlptracehttp.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := emitSpans(t, exp, "local", 10)
+	logExp, err := otlploghttp.New(ctx, otlploghttp.WithEndpoint(httpAddr), otlploghttp.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(logExp)))
+	for i := range 5 {
+		var r otellog.Record
+		r.SetBody(attribute.MapValue(attribute.String("msg", "hello"), attribute.Int("n", i)))
+		lp.Logger("e2e").Emit(ctx, r)
+	}
+	if err := lp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	logs := s.Logs()
+	if n := strings.Count(logs, "AXIOM_TOKEN is not set"); n < 1 {
+		t.Errorf("no warning about the missing token in the output:\n%s", logs)
+	}
+
+	events := readNDJSON(t, filepath.Join(s.Dir, "sidecar-data", "logs.ndjson"))
+	if len(events) != 5 {
+		t.Fatalf("%d events in logs.ndjson, want 5", len(events))
+	}
+	for _, ev := range events {
+		if ev["msg"] != "hello" || ev["_time"] == nil {
+			t.Errorf("local event %v lacks its fields or _time", ev)
+		}
+	}
+	spans := 0
+	for _, req := range readNDJSON(t, filepath.Join(s.Dir, "sidecar-data", "traces.otlp.ndjson")) {
+		b, _ := json.Marshal(req)
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+		if err != nil {
+			t.Fatalf("traces.otlp.ndjson line is not OTLP/JSON: %v", err)
+		}
+		spans += td.SpanCount()
+	}
+	if spans != len(sent) {
+		t.Fatalf("%d spans in traces.otlp.ndjson, want %d", spans, len(sent))
+	}
+}
+
+func readNDJSON(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: line %q is not a JSON object: %v", path, sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
