@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-func TestVersion(t *testing.T) {
+// `sidecar --version` prints "sidecar version ..." and exits 0.
+func TestVersionFlagPrintsTheVersion(t *testing.T) {
 	out, err := exec.Command(sidecarBinary, "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("--version: %v\n%s", err, out)
@@ -16,6 +17,7 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// `sidecar components` lists the collector components compiled in beside ours.
 func TestComponentsListsTheDistribution(t *testing.T) {
 	out, err := exec.Command(sidecarBinary, "components").CombinedOutput()
 	if err != nil {
@@ -28,7 +30,9 @@ func TestComponentsListsTheDistribution(t *testing.T) {
 	}
 }
 
-func TestHealthCommand(t *testing.T) {
+// `sidecar health --url` (the container health check) says "healthy" while a
+// sidecar runs, and fails with "not healthy" once it has stopped.
+func TestHealthCommandTellsARunningSidecarFromAStoppedOne(t *testing.T) {
 	health, otlpAddr := FreeAddr(t), FreeAddr(t)
 	s := StartSidecar(t, sidecarConfig{
 		signals:    []string{"logs"},

@@ -37,9 +37,9 @@ func pinoLine(i int) string {
 	return fmt.Sprintf(`{"level":30,"time":%d,"pid":1,"hostname":"h","seq":%d,"msg":"line %d"}`, 1767225600000+i, i, i)
 }
 
-// TestPipeIntoSidecar is `app | sidecar` with no flags: stdin is a pipe, so
+// TestPipingIntoTheSidecarShipsEveryLineAndExitsAtEOF is `app | sidecar` with no flags: stdin is a pipe, so
 // the sidecar reads it, ships every line and exits 0 at EOF.
-func TestPipeIntoSidecar(t *testing.T) {
+func TestPipingIntoTheSidecarShipsEveryLineAndExitsAtEOF(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	s := StartSidecar(t, "", WithArgs(), WithStdin(), WithEnv(embeddedEnv(t, fake)...))
 	const n = 500
@@ -60,10 +60,10 @@ func TestPipeIntoSidecar(t *testing.T) {
 	}
 }
 
-// TestEmbeddedECSConfig runs `--config embedded:ecs` as the FireLens log
+// TestEmbeddedECSConfigShipsFireLensRecords runs `--config embedded:ecs` as the FireLens log
 // router: docker's fluentd driver (fluent-logger-golang) writes to the unix
 // socket.
-func TestEmbeddedECSConfig(t *testing.T) {
+func TestEmbeddedECSConfigShipsFireLensRecords(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	sock := socketPath(t)
 	s := StartSidecar(t, "", WithArgs("--config", "embedded:ecs"), WithEnv(append(embeddedEnv(t, fake),
@@ -94,10 +94,10 @@ func TestEmbeddedECSConfig(t *testing.T) {
 	}
 }
 
-// TestEmbeddedKubernetesConfig runs `--config embedded:kubernetes` on a
+// TestEmbeddedKubernetesConfigShipsOnlyTheAppContainersLog runs `--config embedded:kubernetes` on a
 // fake node log directory: the app container's CRI log is shipped, the
 // sidecar's own is not, and lines appended later follow.
-func TestEmbeddedKubernetesConfig(t *testing.T) {
+func TestEmbeddedKubernetesConfigShipsOnlyTheAppContainersLog(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	logsDir := t.TempDir()
 	podDir := filepath.Join(logsDir, "shop_checkout-7d9f_4f1c")

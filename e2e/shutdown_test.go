@@ -73,11 +73,11 @@ func TestSIGTERMWithAxiomDownEndsWithinTheGrace(t *testing.T) {
 	}
 }
 
-// TestSIGTERMDuringStartup stops the sidecar while its components are
+// TestSIGTERMDuringStartupExitsCleanly stops the sidecar while its components are
 // still starting, as ECS may when a task is stopped right after it launched:
 // the collector alone would only catch SIGTERM once everything has started,
 // and be killed by it before that.
-func TestSIGTERMDuringStartup(t *testing.T) {
+func TestSIGTERMDuringStartupExitsCleanly(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	for range 5 {
 		s := StartSidecar(t, otlpConfig(FreeAddr(t), FreeAddr(t), fake.URL(), nil).yaml())

@@ -116,7 +116,7 @@ func waitEvents(t *testing.T, fake *axiomtest.Server, n int) {
 // once more while it is stopped (SIGTERM in the middle of the stream), with
 // offsets in file_storage: after the restart exactly every line is in Axiom,
 // once, as the pino event it is.
-func TestStdoutFilesRotationAndRestart(t *testing.T) {
+func TestStdoutFilesShipEveryLineOnceAcrossRotationAndRestart(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	logDir, storageDir := t.TempDir(), t.TempDir()
 	cfg := filesConfig(logDir, storageDir, fake.URL()).yaml()

@@ -170,7 +170,13 @@ func newFluentLogger(t *testing.T, cfg fluent.Config) *fluent.Fluent {
 	return l
 }
 
-func TestStdoutForwardTCPAndUnixWithAcks(t *testing.T) {
+// Fluent Forward over TCP (synchronous, acked) and over the unix socket
+// (asynchronous with sub-second EventTime, as FireLens sends): every post is
+// acknowledged, every line arrives once (pino lines as their fields, a plain
+// line as its message) with the record's container fields in the resource, a
+// line docker split into partial messages arrives joined, and the socket file
+// is removed at exit.
+func TestStdoutForwardAcksAndShipsEveryRecordOverTCPAndUnix(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	addr, sock := FreeAddr(t), socketPath(t)
 	s := StartSidecar(t, forwardConfig(addr, sock, fake.URL(), nil).yaml())
@@ -223,6 +229,8 @@ func TestStdoutForwardTCPAndUnixWithAcks(t *testing.T) {
 	}
 }
 
+// On ECS (ECS_CONTAINER_METADATA_URI_V4 set) every event carries the task's
+// cluster, ARN and task definition, read from the metadata endpoint once.
 func TestStdoutForwardAddsECSMetadata(t *testing.T) {
 	task := `{
   "Cluster": "arn:aws:ecs:us-east-1:111122223333:cluster/prod-api",

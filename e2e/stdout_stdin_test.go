@@ -107,7 +107,7 @@ const stdinSpanLine = `{"resourceSpans":[{"resource":{"attributes":[{"key":"serv
 // `app | sidecar`: pino lines, stack traces and a span line go in; at end of
 // input the sidecar drains its pipeline and exits 0, and exactly the lines
 // written are in Axiom, pino lines shaped as @axiomhq/pino would send them.
-func TestStdinPipeToAxiom(t *testing.T) {
+func TestStdinShipsEveryLineLikeAxiomPinoAndExitsAtEOF(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	s := StartSidecar(t, stdinConfig(fake.URL(), yamlMap{}, nil).yaml(), WithStdin())
 
@@ -329,7 +329,7 @@ func TestStdinHugeLineIsTruncatedAndMarked(t *testing.T) {
 
 // SIGTERM while stdin is still open (the app still runs): the sidecar stops
 // cleanly, exit 0, with the lines read so far delivered.
-func TestStdinStopWhileInputOpen(t *testing.T) {
+func TestStdinStopWhileInputOpenDeliversWhatWasRead(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	s := StartSidecar(t, stdinConfig(fake.URL(), yamlMap{}, nil).yaml(), WithStdin())
 	if _, err := io.WriteString(s.Stdin, "{\"level\":30,\"time\":1764504000000,\"msg\":\"one\"}\nplain two\n"); err != nil {
