@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/sidecarhq/sidecar/internal/jsontext"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
 
@@ -48,7 +49,7 @@ func FuzzDecode(f *testing.F) {
 			if r.body != fixed {
 				t.Fatalf("text body %q, want %q", r.body, fixed)
 			}
-			if isObject && !strings.Contains(fixed, strings.Repeat("[", maxDepth/2)) && !strings.Contains(fixed, strings.Repeat("{", maxDepth/2)) {
+			if isObject && !strings.Contains(fixed, strings.Repeat("[", jsontext.MaxDepth/2)) && !strings.Contains(fixed, strings.Repeat("{", jsontext.MaxDepth/2)) {
 				t.Fatalf("valid JSON object kept as text: %q", fixed)
 			}
 			return

@@ -1,15 +1,11 @@
 package decode
 
-import "encoding/binary"
+import "github.com/sidecarhq/sidecar/internal/jsontext"
 
-// A hand-written, validating scanner for one JSON object per line. It walks
+// A validating scan of one JSON object per line, built on jsontext. It walks
 // the line once, checks that it is exactly one well-formed JSON object, and
 // records where the few top-level members the decoder cares about sit, so the
 // body can be produced by splicing the original bytes: no map, no pcommon.Map.
-
-// maxDepth bounds nesting so a hostile line cannot exhaust the stack; Axiom
-// itself cuts nesting deeper than 100 levels.
-const maxDepth = 128
 
 // member locates one top-level "key": value pair in the line.
 type member struct {
@@ -80,16 +76,16 @@ type object struct {
 // JSON object, filling o. line must be valid UTF-8.
 func scanObject(line []byte, o *object) bool {
 	*o = object{}
-	i := skipSpace(line, 0)
+	i := jsontext.SkipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return false
 	}
 	o.start = i
-	i = skipSpace(line, i+1)
+	i = jsontext.SkipSpace(line, i+1)
 	if i < len(line) && line[i] == '}' {
 		o.empty = true
 		o.end = i + 1
-		return skipSpace(line, o.end) == len(line)
+		return jsontext.SkipSpace(line, o.end) == len(line)
 	}
 	prevComma := -1 // index of the comma before the current member
 	for {
@@ -97,16 +93,16 @@ func scanObject(line []byte, o *object) bool {
 			return false
 		}
 		keyStart := i
-		keyEnd, escaped, ok := scanString(line, i)
+		keyEnd, escaped, ok := jsontext.StringEnd(line, i)
 		if !ok {
 			return false
 		}
-		i = skipSpace(line, keyEnd)
+		i = jsontext.SkipSpace(line, keyEnd)
 		if i >= len(line) || line[i] != ':' {
 			return false
 		}
-		valStart := skipSpace(line, i+1)
-		valEnd, ok := skipValue(line, valStart, 1)
+		valStart := jsontext.SkipSpace(line, i+1)
+		valEnd, ok := jsontext.ValueEnd(line, valStart)
 		if !ok {
 			return false
 		}
@@ -114,7 +110,7 @@ func scanObject(line []byte, o *object) bool {
 		if !escaped {
 			idx = keyIndex(line[keyStart+1 : keyEnd-1])
 		}
-		i = skipSpace(line, valEnd)
+		i = jsontext.SkipSpace(line, valEnd)
 		if i >= len(line) {
 			return false
 		}
@@ -126,10 +122,10 @@ func scanObject(line []byte, o *object) bool {
 		switch line[i] {
 		case ',':
 			if m != nil { // remove through the following comma
-				m.cutStart, m.cutEnd = keyStart, skipSpace(line, i+1)
+				m.cutStart, m.cutEnd = keyStart, jsontext.SkipSpace(line, i+1)
 			}
 			prevComma = i
-			i = skipSpace(line, i+1)
+			i = jsontext.SkipSpace(line, i+1)
 		case '}':
 			if m != nil {
 				if prevComma >= 0 { // last member: remove the comma before it
@@ -139,210 +135,9 @@ func scanObject(line []byte, o *object) bool {
 				}
 			}
 			o.end = i + 1
-			return skipSpace(line, o.end) == len(line)
+			return jsontext.SkipSpace(line, o.end) == len(line)
 		default:
 			return false
 		}
 	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// plainByte marks the bytes a JSON string can hold without a closer look:
-// not a quote, not a backslash, not a control character.
-var plainByte = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// scanString validates the string starting at b[i] == '"' and returns the
-// index after its closing quote and whether it contains escapes.
-func scanString(b []byte, i int) (end int, escaped, ok bool) {
-	i++
-	for {
-		i = skipPlain(b, i)
-		if i >= len(b) {
-			return 0, false, false
-		}
-		switch b[i] {
-		case '"':
-			return i + 1, escaped, true
-		case '\\':
-			escaped = true
-			i++
-			if i >= len(b) {
-				return 0, false, false
-			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
-			case 'u':
-				if i+4 >= len(b) {
-					return 0, false, false
-				}
-				for _, h := range b[i+1 : i+5] {
-					if !isHex(h) {
-						return 0, false, false
-					}
-				}
-				i += 5
-			default:
-				return 0, false, false
-			}
-		default: // a control character
-			return 0, false, false
-		}
-	}
-}
-
-// skipPlain returns the index of the first byte from i on that is not
-// plainByte. It tests eight bytes at a time (strings are most of a line):
-// a word is skipped whole when none of its bytes is '"', '\\' or < 0x20.
-func skipPlain(b []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		quote := x ^ ('"' * ones)
-		slash := x ^ ('\\' * ones)
-		special := (quote-ones)&^quote | (slash-ones)&^slash | (x-0x20*ones)&^x
-		if special&highs != 0 {
-			break
-		}
-	}
-	for i < len(b) && plainByte[b[i]] {
-		i++
-	}
-	return i
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// skipValue validates the value starting at b[i] and returns the index after it.
-func skipValue(b []byte, i, depth int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch c := b[i]; {
-	case c == '"':
-		end, _, ok := scanString(b, i)
-		return end, ok
-	case c == '{':
-		return skipContainer(b, i, depth, '}')
-	case c == '[':
-		return skipContainer(b, i, depth, ']')
-	case c == '-' || '0' <= c && c <= '9':
-		return skipNumber(b, i)
-	case c == 't':
-		return skipLiteral(b, i, "true")
-	case c == 'f':
-		return skipLiteral(b, i, "false")
-	case c == 'n':
-		return skipLiteral(b, i, "null")
-	}
-	return 0, false
-}
-
-func skipLiteral(b []byte, i int, lit string) (int, bool) {
-	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
-		return 0, false
-	}
-	return i + len(lit), true
-}
-
-// skipContainer validates an object (close == '}') or array (close == ']').
-func skipContainer(b []byte, i, depth int, close byte) (int, bool) {
-	if depth >= maxDepth {
-		return 0, false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == close {
-		return i + 1, true
-	}
-	for {
-		if close == '}' {
-			if i >= len(b) || b[i] != '"' {
-				return 0, false
-			}
-			end, _, ok := scanString(b, i)
-			if !ok {
-				return 0, false
-			}
-			i = skipSpace(b, end)
-			if i >= len(b) || b[i] != ':' {
-				return 0, false
-			}
-			i = skipSpace(b, i+1)
-		}
-		end, ok := skipValue(b, i, depth+1)
-		if !ok {
-			return 0, false
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) {
-			return 0, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case close:
-			return i + 1, true
-		default:
-			return 0, false
-		}
-	}
-}
-
-// skipNumber validates -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func skipNumber(b []byte, i int) (int, bool) {
-	if b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		i = skipDigits(b, i)
-	default:
-		return 0, false
-	}
-	if i < len(b) && b[i] == '.' {
-		j := skipDigits(b, i+1)
-		if j == i+1 {
-			return 0, false
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := skipDigits(b, i)
-		if j == i {
-			return 0, false
-		}
-		i = j
-	}
-	return i, true
-}
-
-func skipDigits(b []byte, i int) int {
-	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-		i++
-	}
-	return i
 }

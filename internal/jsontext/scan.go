@@ -1,0 +1,231 @@
+// Package jsontext reads JSON text in place, held as a string or as bytes,
+// without decoding it into values: no maps, no allocations. It is the one
+// JSON scanner of sidecar's hot paths: the stdout receiver's JSON line
+// decoder, its docker json-file parser and the sampler's body-field rules all
+// build on it.
+//
+//   - scan.go: where whitespace, a string and a value end (SkipSpace,
+//     StringEnd, ValueEnd), validating as they go;
+//   - string.go: what a string or scalar decodes to (AppendString,
+//     StringEqual, Number, Bool);
+//   - field.go: the value of one top-level member of an object (Field).
+//
+// Validation follows encoding/json (fuzz_test.go holds the package to it),
+// except that nesting deeper than MaxDepth is rejected and strings are not
+// checked for valid UTF-8: callers that need it check the whole text once.
+package jsontext
+
+// Text is JSON text held either as a string (log bodies) or as bytes (lines).
+type Text interface{ ~string | ~[]byte }
+
+// MaxDepth bounds nesting so hostile text cannot exhaust the stack; Axiom
+// itself cuts nesting deeper than 100 levels. The count includes one
+// enclosing level (the object a value is a member of), so ValueEnd accepts
+// up to MaxDepth-1 nested containers.
+const MaxDepth = 128
+
+// SkipSpace returns the index of the first byte from i on that is not JSON
+// whitespace.
+func SkipSpace[T Text](s T, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// StringEnd validates the string starting at s[i] == '"' and returns the
+// index just past its closing quote, and whether it holds escape sequences
+// (when it does not, s[i+1:end-1] is already the decoded value).
+func StringEnd[T Text](s T, i int) (end int, escaped, ok bool) {
+	i++
+	for {
+		i = skipPlain(s, i)
+		if i >= len(s) {
+			return 0, false, false
+		}
+		switch s[i] {
+		case '"':
+			return i + 1, escaped, true
+		case '\\':
+			escaped = true
+			i++
+			if i >= len(s) {
+				return 0, false, false
+			}
+			switch s[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if _, ok := hex4(s, i+1); !ok {
+					return 0, false, false
+				}
+				i += 5
+			default:
+				return 0, false, false
+			}
+		default: // a control character
+			return 0, false, false
+		}
+	}
+}
+
+// plainByte marks the bytes a JSON string can hold without a closer look:
+// not a quote, not a backslash, not a control character.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// skipPlain returns the index of the first byte from i on that is not
+// plainByte. It tests eight bytes at a time (strings are most of a log
+// line): a word is skipped whole when none of its bytes is '"', '\\' or
+// below 0x20.
+func skipPlain[T Text](s T, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		x := load64(s, i)
+		quote := x ^ ('"' * ones)
+		slash := x ^ ('\\' * ones)
+		special := (quote-ones)&^quote | (slash-ones)&^slash | (x-0x20*ones)&^x
+		if special&highs != 0 {
+			break
+		}
+	}
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	return i
+}
+
+// load64 reads s[i:i+8] little-endian; the compiler merges it into one load.
+func load64[T Text](s T, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// ValueEnd validates the value starting at s[i] (no leading whitespace) and
+// returns the index just past it.
+func ValueEnd[T Text](s T, i int) (int, bool) { return valueEnd(s, i, 1) }
+
+func valueEnd[T Text](s T, i, depth int) (int, bool) {
+	if i >= len(s) {
+		return 0, false
+	}
+	switch c := s[i]; {
+	case c == '"':
+		end, _, ok := StringEnd(s, i)
+		return end, ok
+	case c == '{':
+		return containerEnd(s, i, depth, '}')
+	case c == '[':
+		return containerEnd(s, i, depth, ']')
+	case c == '-' || '0' <= c && c <= '9':
+		return numberEnd(s, i)
+	case c == 't':
+		return literalEnd(s, i, "true")
+	case c == 'f':
+		return literalEnd(s, i, "false")
+	case c == 'n':
+		return literalEnd(s, i, "null")
+	}
+	return 0, false
+}
+
+func literalEnd[T Text](s T, i int, lit string) (int, bool) {
+	if len(s)-i < len(lit) || string(s[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// containerEnd validates an object (close == '}') or array (close == ']').
+func containerEnd[T Text](s T, i, depth int, close byte) (int, bool) {
+	if depth >= MaxDepth {
+		return 0, false
+	}
+	i = SkipSpace(s, i+1)
+	if i < len(s) && s[i] == close {
+		return i + 1, true
+	}
+	for {
+		if close == '}' {
+			if i >= len(s) || s[i] != '"' {
+				return 0, false
+			}
+			end, _, ok := StringEnd(s, i)
+			if !ok {
+				return 0, false
+			}
+			i = SkipSpace(s, end)
+			if i >= len(s) || s[i] != ':' {
+				return 0, false
+			}
+			i = SkipSpace(s, i+1)
+		}
+		end, ok := valueEnd(s, i, depth+1)
+		if !ok {
+			return 0, false
+		}
+		i = SkipSpace(s, end)
+		if i >= len(s) {
+			return 0, false
+		}
+		switch s[i] {
+		case ',':
+			i = SkipSpace(s, i+1)
+		case close:
+			return i + 1, true
+		default:
+			return 0, false
+		}
+	}
+}
+
+// numberEnd validates -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func numberEnd[T Text](s T, i int) (int, bool) {
+	if s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && '1' <= s[i] && s[i] <= '9':
+		i = digitsEnd(s, i)
+	default:
+		return 0, false
+	}
+	if i < len(s) && s[i] == '.' {
+		j := digitsEnd(s, i+1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digitsEnd(s, i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func digitsEnd[T Text](s T, i int) int {
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	return i
+}
