@@ -11,6 +11,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/sidecarhq/sidecar/internal/loglevel"
 )
 
 // This file turns log records into Axiom events, one NDJSON line each. It
@@ -211,28 +213,13 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, '"')
 }
 
-// levelOf is the severity text, else the lower-case name of the severity
-// number's range, else "".
+// levelOf is the severity text, else the name of the severity number's
+// range, else "".
 func levelOf(lr plog.LogRecord) string {
 	if s := lr.SeverityText(); s != "" {
 		return s
 	}
-	switch n := lr.SeverityNumber(); {
-	case n <= plog.SeverityNumberUnspecified:
-		return ""
-	case n <= plog.SeverityNumberTrace4:
-		return "trace"
-	case n <= plog.SeverityNumberDebug4:
-		return "debug"
-	case n <= plog.SeverityNumberInfo4:
-		return "info"
-	case n <= plog.SeverityNumberWarn4:
-		return "warn"
-	case n <= plog.SeverityNumberError4:
-		return "error"
-	default:
-		return "fatal"
-	}
+	return loglevel.Name(lr.SeverityNumber())
 }
 
 // appendMap writes m as a JSON object.

@@ -51,6 +51,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/sidecarhq/sidecar/internal/loglevel"
 	"github.com/sidecarhq/sidecar/internal/rawevent"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
@@ -289,8 +290,8 @@ func (d *Decoder) event(dst, line []byte, r *record, fallback time.Time) []byte 
 		case plainLevel(v):
 			var lowerBuf [34]byte
 			lower := appendLower(lowerBuf[:0], v[1:len(v)-1])
-			r.sev = severityOf(lower)
-			r.sevText = canonicalText(lower)
+			r.sev = loglevel.Severity(bytesToString(lower))
+			r.sevText = levelText(lower)
 			if !bytes.Equal(lower, v[1:len(v)-1]) {
 				add(edit{start: lv.valStart + 1, end: lv.valEnd - 1, kind: editLowercase})
 			}
