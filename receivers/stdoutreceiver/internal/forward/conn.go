@@ -35,7 +35,7 @@ type conn struct {
 	maxLine int
 
 	tag  string // of the current frame
-	rec  record
+	rec  fluentRecord
 	acks []string // chunks of decoded frames waiting for the next flush
 
 	arena []byte // from s.arenas, nil while the client is idle
@@ -136,7 +136,7 @@ func (c *conn) frameDone(chunk string) error {
 
 // handleRecord turns a decoded record, whose line is arena[rec.mark:], into
 // a line of the current batch, or into a piece of a docker partial message.
-func (c *conn) handleRecord(rec *record) error {
+func (c *conn) handleRecord(rec *fluentRecord) error {
 	if !rec.hasLine {
 		c.arena = c.arena[:rec.mark]
 		c.s.countBadRecord()
@@ -253,7 +253,7 @@ const (
 
 // sameAttrs compares the record's attributes, in recordAttrs's order, with
 // those of the current batch without allocating.
-func (c *conn) sameAttrs(rec *record) bool {
+func (c *conn) sameAttrs(rec *fluentRecord) bool {
 	a := c.attrs
 	i := 0
 	match := func(k string, v []byte) bool {
@@ -286,7 +286,7 @@ func (c *conn) sameAttrs(rec *record) bool {
 
 // recordAttrs builds the attributes of a record: container_name,
 // container_id, fluent.tag, then other string fields sorted by key.
-func (c *conn) recordAttrs(rec *record) []stream.Attr {
+func (c *conn) recordAttrs(rec *fluentRecord) []stream.Attr {
 	attrs := make([]stream.Attr, 0, 3+len(rec.extras))
 	if rec.hasName {
 		attrs = append(attrs, stream.Attr{Key: AttrContainerName, Value: string(rec.bytes(rec.name))})
@@ -305,7 +305,7 @@ func (c *conn) recordAttrs(rec *record) []stream.Attr {
 
 // sortExtras orders the extra fields by key (docker writes a record's
 // fields in random order); there are few, so insertion sort.
-func sortExtras(rec *record) {
+func sortExtras(rec *fluentRecord) {
 	x := rec.extras
 	for i := 1; i < len(x); i++ {
 		for j := i; j > 0 && string(rec.bytes(x[j].key)) < string(rec.bytes(x[j-1].key)); j-- {

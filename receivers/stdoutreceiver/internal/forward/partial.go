@@ -73,7 +73,7 @@ func (ps *partials) oldest() *pending {
 
 // addPartial appends the piece in arena[rec.mark:] to its partial message,
 // and emits the message when this is its last piece.
-func (c *conn) addPartial(rec *record, truncated bool) error {
+func (c *conn) addPartial(rec *fluentRecord, truncated bool) error {
 	piece := c.arena[rec.mark:]
 	p := c.partials.get(string(rec.bytes(rec.partialID)))
 	isNew := p == nil

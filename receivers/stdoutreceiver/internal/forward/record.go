@@ -1,0 +1,207 @@
+package forward
+
+// Reading one record map of a frame's entry: its line ("log" or "message")
+// into the connection's arena, the fields kept as attributes into the
+// record's scratch. frame.go reads the frames around it.
+
+import (
+	"time"
+
+	"github.com/tinylib/msgp/msgp"
+)
+
+// scratchRange is where a value lies in fluentRecord.scratch.
+type scratchRange struct{ off, end int }
+
+// fluentRecord is one decoded Fluent record, the envelope of a line. It is
+// reused for every record of a connection; scratch holds copies of its short
+// string fields.
+type fluentRecord struct {
+	time                 time.Time
+	mark                 int  // the line is arena[mark:]
+	hasLine, fromLog     bool // from "log", or else "message"
+	truncated            bool
+	stream               string
+	name, id, partialID  scratchRange
+	hasName, hasID       bool
+	partial, partialLast bool
+	extras               []extra
+	scratch              []byte
+}
+
+// extra is a further string field kept as an attribute.
+type extra struct{ key, value scratchRange }
+
+func (r *fluentRecord) reset() {
+	*r = fluentRecord{extras: r.extras[:0], scratch: r.scratch[:0]}
+}
+
+func (r *fluentRecord) bytes(s scratchRange) []byte { return r.scratch[s.off:s.end] }
+
+// readRecord reads a record map: log/message into the arena, the fields we
+// turn into attributes into rec.scratch; everything else is skipped.
+func (c *conn) readRecord(r *msgp.Reader, rec *fluentRecord) error {
+	n, err := r.ReadMapHeader()
+	if err != nil {
+		return badFrame("record: %v", err)
+	}
+	for range n {
+		key, err := readKey(r)
+		if err != nil {
+			return err
+		}
+		if key == nil { // not a short string: skip its value too
+			if err := skipValue(r); err != nil {
+				return err
+			}
+			continue
+		}
+		switch string(key) {
+		case "log": // replaces a "message" (or an earlier "log") read before it
+			c.arena = c.arena[:rec.mark]
+			rec.hasLine, rec.truncated, err = c.readLine(r, rec)
+			rec.fromLog = rec.hasLine
+		case "message":
+			if rec.fromLog {
+				err = skipValue(r)
+				break
+			}
+			c.arena = c.arena[:rec.mark]
+			rec.hasLine, rec.truncated, err = c.readLine(r, rec)
+		case "source":
+			var s scratchRange
+			var ok bool
+			if s, ok, err = c.readAttrValue(r, rec); ok {
+				switch string(rec.bytes(s)) {
+				case "stdout":
+					rec.stream = "stdout"
+				case "stderr":
+					rec.stream = "stderr"
+				}
+			}
+		case "container_name":
+			rec.name, rec.hasName, err = c.readAttrValue(r, rec)
+		case "container_id":
+			rec.id, rec.hasID, err = c.readAttrValue(r, rec)
+		case "partial_id":
+			rec.partialID, _, err = c.readAttrValue(r, rec)
+		case "partial_message":
+			rec.partial, err = c.readTrue(r, rec)
+		case "partial_last":
+			rec.partialLast, err = c.readTrue(r, rec)
+		case "partial_ordinal":
+			err = skipValue(r)
+		default:
+			err = c.readExtra(r, rec, key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readLine appends a str/bin value to the arena as rec's line, keeping at
+// most maxLine bytes and discarding the rest without buffering it. ok is
+// false, with the value skipped, for other types. The line is the only
+// arena content of a record, so making room for it may deliver the batch.
+func (c *conn) readLine(r *msgp.Reader, rec *fluentRecord) (ok, truncated bool, err error) {
+	t, err := r.NextType()
+	if err != nil {
+		return false, false, badFrame("log: %v", err)
+	}
+	if t != msgp.StrType && t != msgp.BinType {
+		return false, false, skipValue(r)
+	}
+	n, err := readBinOrStrHeader(r)
+	if err != nil {
+		return false, false, badFrame("log: %v", err)
+	}
+	keep := int(min(n, uint32(c.maxLine)))
+	if err := c.reserve(keep); err != nil {
+		return false, false, err
+	}
+	start := len(c.arena)
+	rec.mark = start
+	c.arena = c.arena[:start+keep]
+	if _, err := r.ReadFull(c.arena[start:]); err != nil {
+		return false, false, badFrame("log: %v", err)
+	}
+	if int(n) > keep {
+		if _, err := r.R.Skip(int(n) - keep); err != nil {
+			return false, false, badFrame("log: %v", err)
+		}
+		truncated = true
+	}
+	return true, truncated, nil
+}
+
+// readAttrValue copies a short string value into rec.scratch; ok is false
+// (value skipped) for other types and long values.
+func (c *conn) readAttrValue(r *msgp.Reader, rec *fluentRecord) (s scratchRange, ok bool, err error) {
+	t, err := r.NextType()
+	if err != nil {
+		return s, false, badFrame("%v", err)
+	}
+	if t != msgp.StrType && t != msgp.BinType {
+		return s, false, skipValue(r)
+	}
+	n, err := readBinOrStrHeader(r)
+	if err != nil {
+		return s, false, badFrame("%v", err)
+	}
+	if n > maxAttrBytes || len(rec.scratch)+int(n) > maxScratch {
+		if _, err := r.R.Skip(int(n)); err != nil {
+			return s, false, badFrame("%v", err)
+		}
+		return s, false, nil
+	}
+	b, err := r.R.Next(int(n))
+	if err != nil {
+		return s, false, badFrame("%v", err)
+	}
+	s.off = len(rec.scratch)
+	rec.scratch = append(rec.scratch, b...)
+	s.end = len(rec.scratch)
+	return s, true, nil
+}
+
+// readTrue reads docker's "true"/"false" strings (or a msgpack bool).
+func (c *conn) readTrue(r *msgp.Reader, rec *fluentRecord) (bool, error) {
+	lead, err := r.R.PeekByte()
+	if err != nil {
+		return false, badFrame("%v", err)
+	}
+	if lead == 0xc3 || lead == 0xc2 {
+		v, err := r.ReadBool()
+		if err != nil {
+			return false, badFrame("%v", err)
+		}
+		return v, nil
+	}
+	mark := len(rec.scratch)
+	s, ok, err := c.readAttrValue(r, rec)
+	v := ok && string(rec.bytes(s)) == "true"
+	rec.scratch = rec.scratch[:mark]
+	return v, err
+}
+
+// readExtra keeps another short string field as an attribute (docker's
+// labels/env options, or the ecs_* fields of an upstream Fluent Bit).
+func (c *conn) readExtra(r *msgp.Reader, rec *fluentRecord, key []byte) error {
+	if len(rec.extras) >= maxExtraAttrs {
+		return skipValue(r)
+	}
+	var e extra
+	e.key.off = len(rec.scratch)
+	rec.scratch = append(rec.scratch, key...)
+	e.key.end = len(rec.scratch)
+	v, ok, err := c.readAttrValue(r, rec)
+	if !ok || err != nil {
+		rec.scratch = rec.scratch[:e.key.off]
+		return err
+	}
+	e.value = v
+	rec.extras = append(rec.extras, e)
+	return nil
+}
