@@ -37,8 +37,9 @@ func pinoLine(i int) string {
 	return fmt.Sprintf(`{"level":30,"time":%d,"pid":1,"hostname":"h","seq":%d,"msg":"line %d"}`, 1767225600000+i, i, i)
 }
 
-// TestPipingIntoTheSidecarShipsEveryLineAndExitsAtEOF is `app | sidecar` with no flags: stdin is a pipe, so
-// the sidecar reads it, ships every line and exits 0 at EOF.
+// TestPipingIntoTheSidecarShipsEveryLineAndExitsAtEOF is `app | sidecar` with
+// no flags: stdin is a pipe, so the sidecar reads it, ships every line and
+// exits 0 at EOF.
 func TestPipingIntoTheSidecarShipsEveryLineAndExitsAtEOF(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	s := StartSidecar(t, "", WithArgs(), WithStdin(), WithEnv(embeddedEnv(t, fake)...))
@@ -60,9 +61,9 @@ func TestPipingIntoTheSidecarShipsEveryLineAndExitsAtEOF(t *testing.T) {
 	}
 }
 
-// TestEmbeddedECSConfigShipsFireLensRecords runs `--config embedded:ecs` as the FireLens log
-// router: docker's fluentd driver (fluent-logger-golang) writes to the unix
-// socket.
+// TestEmbeddedECSConfigShipsFireLensRecords runs `--config embedded:ecs` as
+// the FireLens log router: docker's fluentd driver (fluent-logger-golang)
+// writes to the unix socket.
 func TestEmbeddedECSConfigShipsFireLensRecords(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	sock := socketPath(t)
@@ -94,9 +95,9 @@ func TestEmbeddedECSConfigShipsFireLensRecords(t *testing.T) {
 	}
 }
 
-// TestEmbeddedKubernetesConfigShipsOnlyTheAppContainersLog runs `--config embedded:kubernetes` on a
-// fake node log directory: the app container's CRI log is shipped, the
-// sidecar's own is not, and lines appended later follow.
+// TestEmbeddedKubernetesConfigShipsOnlyTheAppContainersLog runs `--config
+// embedded:kubernetes` on a fake node log directory: the app container's CRI
+// log is shipped, the sidecar's own is not, and lines appended later follow.
 func TestEmbeddedKubernetesConfigShipsOnlyTheAppContainersLog(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	logsDir := t.TempDir()

@@ -22,14 +22,15 @@ import (
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
 
-// TestSamplingKeepsTheRuleShareOfSpansAndEveryParentAndError sends request traces (a SERVER span, an internal span and
-// Redis GET leaves, some failing) from the OpenTelemetry Go SDK through the
-// real binary with a 1/4 Redis GET rule, and checks what arrives at the fake
-// Axiom: exactly the spans the consistent rule keeps, with weight and
-// tracestate, all parents, every error, and summary events in the logs
-// dataset whose totals match what was sent. It runs with spans decided on
-// pdata by the processor and, with sampling_processor set on the receiver,
-// decided on the raw request over each transport: the results must be alike.
+// TestSamplingKeepsTheRuleShareOfSpansAndEveryParentAndError sends request
+// traces (a SERVER span, an internal span and Redis GET leaves, some failing)
+// from the OpenTelemetry Go SDK through the real binary with a 1/4 Redis GET
+// rule, and checks what arrives at the fake Axiom: exactly the spans the
+// consistent rule keeps, with weight and tracestate, all parents, every error,
+// and summary events in the logs dataset whose totals match what was sent. It
+// runs with spans decided on pdata by the processor and, with
+// sampling_processor set on the receiver, decided on the raw request over each
+// transport: the results must be alike.
 func TestSamplingKeepsTheRuleShareOfSpansAndEveryParentAndError(t *testing.T) {
 	t.Run("processor", func(t *testing.T) { testSamplingRules(t, false, "grpc") })
 	t.Run("presampled-grpc", func(t *testing.T) { testSamplingRules(t, true, "grpc") })
@@ -198,11 +199,11 @@ func waitSummaries(t *testing.T, fake *axiomtest.Server, n int) []map[string]any
 	}
 }
 
-// TestSamplingKeepsTheRuleShareOfStdinLogsAndEveryError pipes JSON log lines into the real binary with a
-// health-check rule on a body field: about 1/8 of the health lines arrive,
-// weighted 8, every failing one and every other line arrives untouched, and
-// the summary events (the last one flushed at shutdown) account exactly for
-// the health lines written.
+// TestSamplingKeepsTheRuleShareOfStdinLogsAndEveryError pipes JSON log lines
+// into the real binary with a health-check rule on a body field: about 1/8 of
+// the health lines arrive, weighted 8, every failing one and every other line
+// arrives untouched, and the summary events (the last one flushed at shutdown)
+// account exactly for the health lines written.
 func TestSamplingKeepsTheRuleShareOfStdinLogsAndEveryError(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	s := StartSidecar(t, sidecarConfig{

@@ -73,10 +73,10 @@ func TestSIGTERMWithAxiomDownEndsWithinTheGrace(t *testing.T) {
 	}
 }
 
-// TestSIGTERMDuringStartupExitsCleanly stops the sidecar while its components are
-// still starting, as ECS may when a task is stopped right after it launched:
-// the collector alone would only catch SIGTERM once everything has started,
-// and be killed by it before that.
+// TestSIGTERMDuringStartupExitsCleanly stops the sidecar while its components
+// are still starting, as ECS may when a task is stopped right after it
+// launched: the collector alone would only catch SIGTERM once everything has
+// started, and be killed by it before that.
 func TestSIGTERMDuringStartupExitsCleanly(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	for range 5 {
