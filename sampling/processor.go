@@ -122,7 +122,7 @@ func newSampler(cfg *Config, set processor.Settings) (*sampler, error) {
 	}
 	s.wireKeys = spanAttrKeys(s.rules)
 	var err error
-	if s.metrics, err = newSelfMetrics(set.TelemetrySettings, s.names); err != nil {
+	if s.metrics, err = newSelfMetrics(set, s.names); err != nil {
 		return nil, err
 	}
 	s.summaries = newSummaryTable(cfg.Summaries.MaxGroups, time.Now())

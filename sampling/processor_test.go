@@ -375,7 +375,11 @@ func TestSelfMetricsAndWarning(t *testing.T) {
 	}
 	p.consume(t, td)
 	kept := int64(len(p.spans.spans))
-	for name, want := range map[string]int64{"sidecar.sampling.seen": 1000, "sidecar.sampling.kept": kept, "sidecar.sampling.dropped": 1000 - kept} {
+	for name, want := range map[string]int64{
+		"otelcol_processor_sampling_seen_items":    1000,
+		"otelcol_processor_sampling_kept_items":    kept,
+		"otelcol_processor_sampling_dropped_items": 1000 - kept,
+	} {
 		m, err := tel.GetMetric(name)
 		if err != nil {
 			t.Fatal(err)
@@ -386,6 +390,9 @@ func TestSelfMetricsAndWarning(t *testing.T) {
 		}
 		if v, _ := dps[0].Attributes.Value("rule"); v.AsString() != "redis" {
 			t.Fatalf("%s has rule %q", name, v.AsString())
+		}
+		if v, _ := dps[0].Attributes.Value("processor"); v.AsString() != set.ID.String() {
+			t.Fatalf("%s has processor %q, want %q", name, v.AsString(), set.ID)
 		}
 	}
 }

@@ -83,7 +83,7 @@ func resetFromHeaders(h http.Header) time.Time {
 func (b *base) rejected(status, items int, err error) error {
 	b.tel.rejected.Add(context.Background(), int64(items), b.tel.signalAttributes)
 	if b.rejectedOnce.first(strconv.Itoa(status)) {
-		b.set.Logger.Error("Axiom rejected a request; dropping its data without retrying (logged once per status and dataset, counted in axiom_exporter_items_rejected)",
+		b.set.Logger.Error("Axiom rejected a request; dropping its data without retrying (logged once per status and dataset, counted in otelcol_exporter_axiom_rejected_items)",
 			zap.String("dataset", b.dataset), zap.Int("status", status), zap.Error(err), zap.Int("items", items))
 	}
 	return consumererror.NewPermanent(fmt.Errorf("dataset %q: %w", b.dataset, err))

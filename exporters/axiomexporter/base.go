@@ -52,7 +52,7 @@ func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile stri
 	if dataset == "" {
 		return nil, fmt.Errorf("the axiom exporter is used in a %s pipeline but %s_dataset is not set", signal, signal)
 	}
-	tel, err := newTelemetry(set.MeterProvider, signal)
+	tel, err := newTelemetry(set, signal)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (b *base) droppedOnShutdown(items int) {
 		b.tel.droppedShutdown.Add(context.Background(), int64(items), b.tel.signalAttributes)
 	}
 	b.droppedOnce.Do(func() {
-		what := "it is dropped (counted in axiom_exporter_items_dropped_on_shutdown)"
+		what := "it is dropped (counted in otelcol_exporter_axiom_shutdown_dropped_items)"
 		if persistent {
 			what = "it stays in the persistent queue for the next start"
 		}

@@ -231,7 +231,7 @@ func (e *logsExporter) ingest(ctx context.Context, body []byte, n int) error {
 			if len(status.Failures) > 0 && status.Failures[0] != nil {
 				reason = status.Failures[0].Error
 			}
-			e.set.Logger.Warn("Axiom did not ingest some events (logged at most once a minute, counted in axiom_exporter_items_failed)",
+			e.set.Logger.Warn("Axiom did not ingest some events (logged at most once a minute, counted in otelcol_exporter_axiom_failed_items)",
 				zap.String("dataset", e.dataset), zap.Uint64("failed", status.Failed),
 				zap.Uint64("ingested", status.Ingested), zap.String("first_reason", reason))
 		}

@@ -106,11 +106,11 @@ func TestServerErrorsRetriedThenDeliveredOnce(t *testing.T) {
 	if n := srv.EventCount(logsDS); n != 7 {
 		t.Errorf("got %d events, want exactly 7", n)
 	}
-	if n := h.counter(t, "axiom_exporter_requests", "status", "503"); n != 3 {
+	if n := h.counter(t, "otelcol_exporter_axiom_requests", "status", "503", "exporter", h.set.ID.String()); n != 3 {
 		t.Errorf("requests{status=503} = %d, want 3", n)
 	}
-	if n := h.counter(t, "axiom_exporter_items_sent", "signal", "logs"); n != 7 {
-		t.Errorf("items_sent = %d, want 7", n)
+	if n := h.counter(t, "otelcol_exporter_axiom_sent_items", "signal", "logs", "exporter", h.set.ID.String()); n != 7 {
+		t.Errorf("sent_items = %d, want 7", n)
 	}
 	if n := h.logs.FilterMessageSnippet("retrying").Len(); n != 1 {
 		t.Errorf("got %d retry log lines for 3 retries, want 1 (rate-limited)", n)
@@ -131,10 +131,10 @@ func TestConnectionResetAndTimeoutRetried(t *testing.T) {
 		t.Errorf("got %d events, want 4", n)
 	}
 	// The reset and the timed-out request got no answer; the third did.
-	if n := h.counter(t, "axiom_exporter_requests", "status", "error"); n != 2 {
+	if n := h.counter(t, "otelcol_exporter_axiom_requests", "status", "error"); n != 2 {
 		t.Errorf("requests{status=error} = %d, want 2", n)
 	}
-	if n := h.counter(t, "axiom_exporter_requests", "status", "200"); n != 1 {
+	if n := h.counter(t, "otelcol_exporter_axiom_requests", "status", "200"); n != 1 {
 		t.Errorf("requests{status=200} = %d, want 1", n)
 	}
 }
@@ -169,8 +169,8 @@ func TestForbiddenIsPermanentAndLoggedOnce(t *testing.T) {
 			t.Fatalf("log line contains the token: %s", e.Message)
 		}
 	}
-	if n := h.counter(t, "axiom_exporter_items_rejected", "signal", "logs"); n != 6 {
-		t.Errorf("items_rejected = %d, want 6", n)
+	if n := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "logs"); n != 6 {
+		t.Errorf("rejected_items = %d, want 6", n)
 	}
 }
 
@@ -187,11 +187,11 @@ func TestPartialFailureCounted(t *testing.T) {
 	if err := exp.ConsumeLogs(context.Background(), stringLogs(5)); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.counter(t, "axiom_exporter_items_failed", "signal", "logs"); n != 2 {
-		t.Errorf("items_failed = %d, want 2", n)
+	if n := h.counter(t, "otelcol_exporter_axiom_failed_items", "signal", "logs"); n != 2 {
+		t.Errorf("failed_items = %d, want 2", n)
 	}
-	if n := h.counter(t, "axiom_exporter_items_sent", "signal", "logs"); n != 3 {
-		t.Errorf("items_sent = %d, want 3", n)
+	if n := h.counter(t, "otelcol_exporter_axiom_sent_items", "signal", "logs"); n != 3 {
+		t.Errorf("sent_items = %d, want 3", n)
 	}
 	if n := h.logs.FilterMessageSnippet("did not ingest").Len(); n != 1 {
 		t.Errorf("got %d partial-failure log lines, want 1", n)
@@ -422,7 +422,7 @@ func TestShutdownEndsWhenAxiomHangs(t *testing.T) {
 	// Shutdown must return although the request never gets an answer; a
 	// hang here fails the test by the test binary's timeout.
 	_ = exp.Shutdown(context.Background())
-	if n := h.counter(t, "axiom_exporter_items_dropped_on_shutdown", "signal", "logs"); n != 10 {
+	if n := h.counter(t, "otelcol_exporter_axiom_shutdown_dropped_items", "signal", "logs"); n != 10 {
 		t.Errorf("dropped_on_shutdown = %d, want 10", n)
 	}
 	if h.logs.FilterMessageSnippet("shutdown_timeout reached").Len() != 1 {
@@ -456,7 +456,7 @@ func TestBrokenRawEventCostsNothingElse(t *testing.T) {
 	if h.logs.FilterMessageSnippet("not valid JSON").Len() != 1 {
 		t.Error("the broken events were not reported")
 	}
-	if n := h.counter(t, "axiom_exporter_items_rejected", "signal", "logs"); n != 0 {
-		t.Errorf("items_rejected = %d, want 0", n)
+	if n := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "logs"); n != 0 {
+		t.Errorf("rejected_items = %d, want 0", n)
 	}
 }

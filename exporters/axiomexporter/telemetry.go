@@ -2,20 +2,23 @@ package axiomexporter
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
+	"github.com/sidecarhq/sidecar/internal/selfmetrics"
 )
 
-// telemetry holds the exporter's self-metrics. Every counter carries the
-// attribute signal=logs|traces; requests also carry status (the HTTP status
-// code, or "error" when no answer arrived).
+// telemetry holds the exporter's self-metrics (otelcol_exporter_axiom_*).
+// Every counter carries the exporter's ID and signal=logs|traces; requests
+// also carry status (the HTTP status code, or "error" when no answer
+// arrived).
 type telemetry struct {
 	sent             metric.Int64Counter
 	failed           metric.Int64Counter
@@ -24,29 +27,25 @@ type telemetry struct {
 	requests         metric.Int64Counter
 	signal           attribute.KeyValue
 	signalAttributes metric.MeasurementOption
+	attributes       func(...attribute.KeyValue) metric.MeasurementOption
 }
 
-func newTelemetry(mp metric.MeterProvider, signal string) (*telemetry, error) {
-	m := mp.Meter(metadata.ScopeName)
-	t := &telemetry{signal: attribute.String("signal", signal)}
-	t.signalAttributes = metric.WithAttributeSet(attribute.NewSet(t.signal))
-	var err, e error
-	t.sent, e = m.Int64Counter("axiom_exporter_items_sent", metric.WithUnit("{item}"),
-		metric.WithDescription("Events or spans Axiom accepted."))
-	err = errors.Join(err, e)
-	t.failed, e = m.Int64Counter("axiom_exporter_items_failed", metric.WithUnit("{item}"),
-		metric.WithDescription("Events Axiom answered as failed in a successful ingest response (partial failure); not retried."))
-	err = errors.Join(err, e)
-	t.rejected, e = m.Int64Counter("axiom_exporter_items_rejected", metric.WithUnit("{item}"),
-		metric.WithDescription("Events or spans dropped because Axiom rejected the request permanently (400, 401, 403, 404, ...)."))
-	err = errors.Join(err, e)
-	t.droppedShutdown, e = m.Int64Counter("axiom_exporter_items_dropped_on_shutdown", metric.WithUnit("{item}"),
-		metric.WithDescription("Events or spans whose delivery was cut off by shutdown_timeout."))
-	err = errors.Join(err, e)
-	t.requests, e = m.Int64Counter("axiom_exporter_requests", metric.WithUnit("{request}"),
-		metric.WithDescription("HTTP requests to Axiom by answer status."))
-	err = errors.Join(err, e)
-	return t, err
+func newTelemetry(set exporter.Settings, signal string) (*telemetry, error) {
+	b := selfmetrics.New(set.TelemetrySettings, metadata.ScopeName, component.KindExporter, set.ID)
+	t := &telemetry{
+		sent: b.Counter("sent_items", "{item}", "Events or spans Axiom accepted."),
+		failed: b.Counter("failed_items", "{item}",
+			"Events Axiom answered as failed in a successful ingest response (partial failure); not retried."),
+		rejected: b.Counter("rejected_items", "{item}",
+			"Events or spans dropped because Axiom rejected the request permanently (400, 401, 403, 404, ...)."),
+		droppedShutdown: b.Counter("shutdown_dropped_items", "{item}",
+			"Events or spans whose delivery was cut off by shutdown_timeout."),
+		requests:   b.Counter("requests", "{request}", "HTTP requests to Axiom by answer status."),
+		signal:     attribute.String("signal", signal),
+		attributes: b.Attributes,
+	}
+	t.signalAttributes = b.Attributes(t.signal)
+	return t, b.Err()
 }
 
 // request counts one request; status is 0 when no answer arrived.
@@ -55,7 +54,7 @@ func (t *telemetry) request(ctx context.Context, status int) {
 	if status > 0 {
 		s = strconv.Itoa(status)
 	}
-	t.requests.Add(ctx, 1, metric.WithAttributes(t.signal, attribute.String("status", s)))
+	t.requests.Add(ctx, 1, t.attributes(t.signal, attribute.String("status", s)))
 }
 
 // onceSet reports each key as new exactly once; it makes "log once per

@@ -109,7 +109,7 @@ func (e *tracesExporter) post(ctx context.Context, body []byte, spans int) error
 		if rejected > 0 {
 			e.tel.failed.Add(ctx, rejected, e.tel.signalAttributes)
 			if e.partialLogged.allow(time.Now()) {
-				e.set.Logger.Warn("Axiom rejected some spans (logged at most once a minute, counted in axiom_exporter_items_failed)",
+				e.set.Logger.Warn("Axiom rejected some spans (logged at most once a minute, counted in otelcol_exporter_axiom_failed_items)",
 					zap.String("dataset", e.dataset), zap.Int64("rejected", rejected))
 			}
 		}

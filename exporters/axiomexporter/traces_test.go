@@ -94,8 +94,8 @@ func TestSpansArriveIntact(t *testing.T) {
 	if r.Header.Get("X-Axiom-Org-Id") != "" {
 		t.Error("X-Axiom-Org-Id sent without org_id")
 	}
-	if n := h.counter(t, "axiom_exporter_items_sent", "signal", "traces"); n != 2 {
-		t.Errorf("items_sent = %d, want 2", n)
+	if n := h.counter(t, "otelcol_exporter_axiom_sent_items", "signal", "traces"); n != 2 {
+		t.Errorf("sent_items = %d, want 2", n)
 	}
 }
 
@@ -139,8 +139,8 @@ func TestTracesAnswersClassified(t *testing.T) {
 		if len(srv.Requests()) != 1 {
 			t.Errorf("got %d requests, want 1", len(srv.Requests()))
 		}
-		if n := h.counter(t, "axiom_exporter_items_rejected", "signal", "traces"); n != 2 {
-			t.Errorf("items_rejected = %d, want 2", n)
+		if n := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "traces"); n != 2 {
+			t.Errorf("rejected_items = %d, want 2", n)
 		}
 		lines := h.logs.FilterMessageSnippet("Axiom rejected").All()
 		if len(lines) != 1 || lines[0].ContextMap()["dataset"] != tracesDS {

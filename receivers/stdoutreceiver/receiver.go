@@ -74,7 +74,7 @@ func newReceiver(set receiver.Settings, cfg *Config) (*stdoutReceiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := newSelfMetrics(set.MeterProvider)
+	metrics, err := newSelfMetrics(set)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
 func (r *stdoutReceiver) pushLogs(ctx context.Context, ld plog.Logs) error {
 	n := ld.LogRecordCount()
 	if r.logs == nil {
-		r.metrics.dropped.Add(ctx, int64(n))
+		r.metrics.recordDropped(ctx, n)
 		return nil
 	}
 	ctx = r.obs.StartLogsOp(ctx)
@@ -233,7 +233,7 @@ func (r *stdoutReceiver) dropPermanent(ctx context.Context, n int, err error) er
 	if err == nil || !consumererror.IsPermanent(err) {
 		return err
 	}
-	r.metrics.dropped.Add(ctx, int64(n))
+	r.metrics.recordDropped(ctx, n)
 	r.set.Logger.Error("pipeline rejected records permanently; dropped", zap.Int("records", n), zap.Error(err))
 	return nil
 }
@@ -254,7 +254,7 @@ func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(conte
 			}
 			return err
 		}
-		r.metrics.refused.Add(ctx, 1)
+		r.metrics.recordRefused(ctx)
 		if attempt == 0 {
 			since = time.Now()
 			r.set.Logger.Warn("pipeline refused records; pausing the source and retrying", zap.Int("records", records), zap.Error(err))

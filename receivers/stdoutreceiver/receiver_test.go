@@ -297,12 +297,12 @@ func TestReceiverSelfMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]int64{
-		"sidecar.stdout.lines":                  4,
-		"sidecar.stdout.json_records":           1,
-		"sidecar.stdout.text_records":           2,
-		"sidecar.stdout.truncated_lines":        1,
-		"sidecar.stdout.refused":                1,
-		"otelcol_receiver_accepted_log_records": 3,
+		"otelcol_receiver_stdout_lines":           4,
+		"otelcol_receiver_stdout_json_records":    1,
+		"otelcol_receiver_stdout_text_records":    2,
+		"otelcol_receiver_stdout_truncated_lines": 1,
+		"otelcol_receiver_stdout_refused_pushes":  1,
+		"otelcol_receiver_accepted_log_records":   3,
 	} {
 		m, err := tel.GetMetric(name)
 		if err != nil {
@@ -312,6 +312,9 @@ func TestReceiverSelfMetrics(t *testing.T) {
 		var got int64
 		for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
 			got += dp.Value
+			if v, _ := dp.Attributes.Value("receiver"); v.AsString() != set.ID.String() {
+				t.Errorf("%s has receiver=%q, want the receiver's ID", name, v.AsString())
+			}
 		}
 		if got != want {
 			t.Errorf("%s = %d, want %d", name, got, want)
