@@ -5,7 +5,6 @@ package sampling
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -13,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/sidecarhq/sidecar/internal/sharedinstance"
 	"github.com/sidecarhq/sidecar/sampling/internal/metadata"
 	"github.com/sidecarhq/sidecar/sampling/presample"
 )
@@ -34,67 +34,16 @@ func createDefaultConfig() component.Config {
 
 // One sampler serves every pipeline of one configured instance (the
 // collector hands each pipeline the same *Config), so that summaries of
-// dropped spans can go to the instance's logs pipeline. Like the core
-// sharedcomponent package, which is internal to the collector.
-var (
-	sharedMu sync.Mutex
-	shared   = map[*Config]*sharedSampler{}
-)
+// dropped spans can go to the instance's logs pipeline. Its timers run from
+// the first pipeline's Start to the last one's Shutdown.
+var instances sharedinstance.Map[Config, *sharedinstance.Counted[*sampler]]
 
-type sharedSampler struct {
-	*sampler
-	started int // pipelines started and not shut down
-}
-
-func getShared(cfg *Config, set processor.Settings) (*sharedSampler, error) {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if sh, ok := shared[cfg]; ok {
-		return sh, nil
-	}
-	s, err := newSampler(cfg, set)
-	if err != nil {
-		return nil, err
-	}
-	sh := &sharedSampler{sampler: s}
-	shared[cfg] = sh
-	return sh, nil
-}
-
-func (sh *sharedSampler) start(ctx context.Context, host component.Host) error {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	sh.started++
-	if sh.started > 1 {
-		return nil
-	}
-	return sh.sampler.start(ctx, host)
-}
-
-func (sh *sharedSampler) shutdown(ctx context.Context) error {
-	sharedMu.Lock()
-	if sh.started == 0 { // shut down without start
-		sharedMu.Unlock()
-		return nil
-	}
-	sh.started--
-	last := sh.started == 0
-	if last {
-		for cfg, v := range shared {
-			if v == sh {
-				delete(shared, cfg)
-			}
-		}
-	}
-	sharedMu.Unlock()
-	if !last {
-		return nil
-	}
-	return sh.sampler.shutdown(ctx)
+func shared(cfg *Config, set processor.Settings) (*sharedinstance.Counted[*sampler], error) {
+	return sharedinstance.GetCounted(&instances, cfg, func() (*sampler, error) { return newSampler(cfg, set) })
 }
 
 func createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
-	sh, err := getShared(cfg.(*Config), set)
+	sh, err := shared(cfg.(*Config), set)
 	if err != nil {
 		return nil, err
 	}
@@ -103,34 +52,35 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 	// processor that the config keeps out of the span path.
 	var unregister func()
 	start := func(ctx context.Context, host component.Host) error {
-		if err := sh.start(ctx, host); err != nil {
+		if err := sh.Start(ctx, host); err != nil {
 			return err
 		}
-		unregister = presample.Register(set.ID, sh.sampler)
+		unregister = presample.Register(set.ID, sh.Instance)
 		return nil
 	}
 	shutdown := func(ctx context.Context) error {
 		if unregister != nil {
 			unregister()
 		}
-		return sh.shutdown(ctx)
+		return sh.Shutdown(ctx)
 	}
-	return processorhelper.NewTraces(ctx, set, cfg, next, sh.processTraces,
+	return processorhelper.NewTraces(ctx, set, cfg, next, sh.Instance.processTraces,
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
 		processorhelper.WithStart(start), processorhelper.WithShutdown(shutdown))
 }
 
 func createLogs(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Logs) (processor.Logs, error) {
-	sh, err := getShared(cfg.(*Config), set)
+	sh, err := shared(cfg.(*Config), set)
 	if err != nil {
 		return nil, err
 	}
-	sharedMu.Lock()
-	if sh.logsNext == nil {
-		sh.logsNext = next
+	s := sh.Instance
+	s.mu.Lock()
+	if s.logsNext == nil {
+		s.logsNext = next
 	}
-	sharedMu.Unlock()
-	return processorhelper.NewLogs(ctx, set, cfg, next, sh.processLogs,
+	s.mu.Unlock()
+	return processorhelper.NewLogs(ctx, set, cfg, next, s.processLogs,
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
-		processorhelper.WithStart(sh.start), processorhelper.WithShutdown(sh.shutdown))
+		processorhelper.WithStart(sh.Start), processorhelper.WithShutdown(sh.Shutdown))
 }

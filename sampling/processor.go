@@ -133,7 +133,8 @@ func compileKeep(c KeepConfig) keepCond {
 	return keepCond{errors: c.Errors, minDur: int64(c.MinDuration), priority: c.Priority}
 }
 
-func (s *sampler) start(_ context.Context, _ component.Host) error {
+// Start starts the summary and adjustment timers.
+func (s *sampler) Start(_ context.Context, _ component.Host) error {
 	if s.logsNext == nil {
 		s.set.Logger.Warn("sampling processor is in no logs pipeline: summary events of sampled-out items cannot be emitted (self-metrics still count them)")
 	}
@@ -149,7 +150,8 @@ func (s *sampler) start(_ context.Context, _ component.Host) error {
 	return nil
 }
 
-func (s *sampler) shutdown(ctx context.Context) error {
+// Shutdown stops the timers and emits the last summaries.
+func (s *sampler) Shutdown(ctx context.Context) error {
 	if s.stop == nil {
 		return nil
 	}

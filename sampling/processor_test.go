@@ -2,6 +2,7 @@ package sampling
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/sidecarhq/sidecar/internal/sharedinstance"
 	"github.com/sidecarhq/sidecar/sampling/internal/metadata"
 )
 
@@ -347,13 +349,11 @@ func TestDynamicRule(t *testing.T) {
 }
 
 func sharedFor(t *testing.T, cfg *Config) *sampler {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	sh, ok := shared[cfg]
-	if !ok {
-		t.Fatal("no shared instance")
+	sh, err := sharedinstance.GetCounted(&instances, cfg, func() (*sampler, error) { return nil, errors.New("no shared instance") })
+	if err != nil {
+		t.Fatal(err)
 	}
-	return sh.sampler
+	return sh.Instance
 }
 
 func TestSelfMetricsAndWarning(t *testing.T) {

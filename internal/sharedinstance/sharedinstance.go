@@ -3,7 +3,8 @@
 // one listener or one reader, as the collector's internal sharedcomponent
 // package does for core components; other modules cannot import that one.
 // Instances are keyed by their *Config, which the collector creates once per
-// component ID.
+// component ID. A Counted instance, in addition, starts with the first of
+// its pipelines and shuts down with the last.
 package sharedinstance
 
 import "sync"
@@ -20,11 +21,7 @@ type Map[C any, T any] struct {
 func (s *Map[C, T]) Get(cfg *C, create func() (T, error)) (inst T, release func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	release = func() {
-		s.mu.Lock()
-		delete(s.m, cfg)
-		s.mu.Unlock()
-	}
+	release = func() { s.forget(cfg) }
 	if inst, ok := s.m[cfg]; ok {
 		return inst, release, nil
 	}
@@ -36,4 +33,10 @@ func (s *Map[C, T]) Get(cfg *C, create func() (T, error)) (inst T, release func(
 	}
 	s.m[cfg] = inst
 	return inst, release, nil
+}
+
+func (s *Map[C, T]) forget(cfg *C) {
+	s.mu.Lock()
+	delete(s.m, cfg)
+	s.mu.Unlock()
 }
