@@ -1,0 +1,3 @@
+import cjs from './index.cjs';
+
+export const { StdoutSpanExporter, pinoTraceMixin, DEFAULT_MAX_LINE_BYTES } = cjs;

@@ -1,0 +1,77 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { encodeLines } from '../src/encode.cjs';
+import { sampleSpans, manySpans } from './spans.mjs';
+
+// The oracle: what @opentelemetry/otlp-transformer's JSON serializer (the
+// encoding of @opentelemetry/exporter-trace-otlp-http) makes of the spans.
+function oracle(spans) {
+  return JSON.parse(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans)));
+}
+
+// flatten lists (resource, scope, span) of a request, in order, so requests
+// split differently can be compared.
+function flatten(req) {
+  const out = [];
+  for (const rs of req.resourceSpans) {
+    for (const ss of rs.scopeSpans) {
+      for (const span of ss.spans) out.push({ resource: rs.resource, rsSchema: rs.schemaUrl, scope: ss.scope, ssSchema: ss.schemaUrl, span });
+    }
+  }
+  return out;
+}
+
+test('one export is one line equal to otlp-transformer JSON encoding', () => {
+  const spans = sampleSpans();
+  const { lines, tooLarge } = encodeLines(spans, 256 * 1024);
+  assert.equal(tooLarge, 0);
+  assert.equal(lines.length, 1);
+  assert.equal(lines[0].spans, spans.length);
+  assert.ok(lines[0].text.endsWith('}\n'));
+  assert.equal(lines[0].text.indexOf('\n'), lines[0].text.length - 1, 'one line');
+  assert.deepEqual(JSON.parse(lines[0].text), oracle(spans));
+});
+
+test('a large export is split into lines under the limit holding the same spans in order', () => {
+  const spans = [...sampleSpans(), ...manySpans(300, 500), ...sampleSpans()];
+  for (const max of [2048, 8192, 65536]) {
+    const { lines, tooLarge } = encodeLines(spans, max);
+    assert.equal(tooLarge, 0);
+    assert.ok(lines.length > 1, `split at ${max}`);
+    let count = 0;
+    const got = [];
+    for (const { text, spans: n } of lines) {
+      assert.ok(Buffer.byteLength(text) <= max, `line of ${Buffer.byteLength(text)} bytes > ${max}`);
+      const req = JSON.parse(text);
+      const flat = flatten(req);
+      assert.equal(flat.length, n);
+      got.push(...flat);
+      count += n;
+    }
+    assert.equal(count, spans.length);
+    assert.deepEqual(got, flatten(oracle(spans)));
+  }
+});
+
+test('lines are filled up to the limit, not just under it', () => {
+  const spans = manySpans(200, 1000);
+  const max = 16 * 1024;
+  const { lines } = encodeLines(spans, max);
+  const oneSpan = Buffer.byteLength(encodeLines(spans.slice(0, 1), max).lines[0].text);
+  for (const { text } of lines.slice(0, -1)) {
+    assert.ok(Buffer.byteLength(text) > max - oneSpan, `a line of ${Buffer.byteLength(text)} bytes had room for another span`);
+  }
+});
+
+test('a span larger than a line is left out and counted; the others are kept', () => {
+  const spans = [...manySpans(3, 10), ...manySpans(1, 10000), ...manySpans(2, 10)];
+  const { lines, tooLarge } = encodeLines(spans, 4096);
+  assert.equal(tooLarge, 1);
+  const got = lines.flatMap(({ text }) => flatten(JSON.parse(text)).map((f) => f.span.name));
+  assert.deepEqual(got, ['op 0', 'op 1', 'op 2', 'op 0', 'op 1']);
+});
+
+test('no spans, no lines', () => {
+  assert.deepEqual(encodeLines([], 4096), { lines: [], tooLarge: 0 });
+});

@@ -1,0 +1,75 @@
+// Real SDK spans for the tests: every field the encoding has a rule for.
+import { context, trace, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { TraceState } from '@opentelemetry/core';
+
+function provider(attrs) {
+  const mem = new InMemorySpanExporter();
+  const p = new BasicTracerProvider({
+    resource: resourceFromAttributes(attrs),
+    spanProcessors: [new SimpleSpanProcessor(mem)],
+  });
+  return { p, mem };
+}
+
+// sampleSpans returns finished ReadableSpans from two resources and several
+// scopes, with every attribute type, events, links, statuses, remote and
+// local parents, trace state, and non-ASCII text.
+export function sampleSpans() {
+  const a = provider({ 'service.name': 'shop', 'service.version': '1.2.3', 'host.cores': 8 });
+  const b = provider({ 'service.name': 'worker' });
+  const http = a.p.getTracer('@opentelemetry/instrumentation-http', '0.223.0');
+  const redis = a.p.getTracer('@opentelemetry/instrumentation-ioredis', '0.71.0', { schemaUrl: 'https://opentelemetry.io/schemas/1.27.0' });
+  const bare = a.p.getTracer('bare');
+  const other = b.p.getTracer('worker-scope', '1');
+
+  const remote = trace.setSpanContext(context.active(), {
+    traceId: '5b8efff798038103d269b633813fc60c',
+    spanId: 'eee19b7ec3c1b174',
+    traceFlags: TraceFlags.SAMPLED,
+    isRemote: true,
+    traceState: new TraceState('ot=th:fd,vendor=x'),
+  });
+  const server = http.startSpan('GET /orders/:id', {
+    kind: SpanKind.SERVER,
+    attributes: {
+      'http.request.method': 'GET', 'http.response.status_code': 200, 'ratio': 0.25,
+      'ok': true, 'tags': ['a', 'b'], 'codes': [1, 2, 3], 'mixed': [1.5, 2], 'bytes': new Uint8Array([0, 1, 254, 255]),
+      'text': 'héllo 中文 "quoted" \\ \n', 'big': 2 ** 53 - 1, 'neg': -7,
+    },
+  }, remote);
+  server.addEvent('cache miss', { key: 'orders:1' });
+  server.addEvent('no attributes');
+  const child = trace.setSpan(context.active(), server);
+  for (let i = 0; i < 5; i++) {
+    const s = redis.startSpan(i === 3 ? 'set' : 'get', {
+      kind: SpanKind.CLIENT,
+      attributes: { 'db.system.name': 'redis', 'db.operation.name': i === 3 ? 'SET' : 'GET', 'db.query.text': `get orders:${i}` },
+      links: i === 0 ? [{ context: server.spanContext(), attributes: { 'link.kind': 'cause' } }, { context: server.spanContext() }] : [],
+    }, child);
+    if (i === 4) {
+      s.recordException(new Error('ECONNRESET'));
+      s.setStatus({ code: SpanStatusCode.ERROR, message: 'connection reset' });
+    }
+    s.end();
+  }
+  bare.startSpan('internal work', { kind: SpanKind.INTERNAL }, child).end();
+  const ok = other.startSpan('job', { kind: SpanKind.CONSUMER });
+  ok.setStatus({ code: SpanStatusCode.OK });
+  ok.end();
+  other.startSpan('publish', { kind: SpanKind.PRODUCER }).end();
+  server.end();
+  const spans = [...a.mem.getFinishedSpans(), ...b.mem.getFinishedSpans()];
+  // Interleave the resources, as a shared batch may.
+  return [spans[7], ...spans.slice(0, 4), spans[8], ...spans.slice(4, 7)];
+}
+
+// manySpans returns n spans of one resource and scope, each with an
+// attribute of attrBytes characters.
+export function manySpans(n, attrBytes = 100) {
+  const { p, mem } = provider({ 'service.name': 'bulk' });
+  const t = p.getTracer('bulk');
+  for (let i = 0; i < n; i++) t.startSpan(`op ${i}`, { attributes: { i, pad: 'x'.repeat(attrBytes) } }).end();
+  return mem.getFinishedSpans();
+}

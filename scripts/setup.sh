@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what the tests need beyond Go, so that `go test ./...` runs them all
+# on a clean machine (Go, gcc, Node/npm, Debian packages). Idempotent and quiet;
+# .ci/run calls it before the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# redis-server: the example app's Redis in the Node/Bun end-to-end tests.
+if ! command -v redis-server >/dev/null 2>&1; then
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	log=$(mktemp)
+	if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends redis-server; } >"$log" 2>&1; then
+		cat "$log" >&2
+		echo "setup: installing redis-server failed" >&2
+		exit 1
+	fi
+	rm -f "$log"
+fi
+
+# npm packages from their committed lockfiles (bun is a devDependency);
+# skipped when node_modules was installed from the same lockfile.
+for dir in clients/js examples/node-app; do
+	[ -f "$dir/package-lock.json" ] || continue
+	stamp="$dir/node_modules/.setup-lock.sha256"
+	sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+	if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
+		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+		echo "$sum" >"$stamp"
+	fi
+done
