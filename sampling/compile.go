@@ -10,6 +10,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/sidecarhq/sidecar/internal/loglevel"
 )
 
 // This file compiles a rule's match conditions once, at Start, into the
@@ -52,12 +54,6 @@ type valueMatcher struct {
 type fieldMatcher struct {
 	key string
 	m   valueMatcher
-}
-
-// severity ranges of SeverityNumber per level name (OTel log data model).
-var severityLevels = map[string][2]plog.SeverityNumber{
-	"trace": {1, 4}, "debug": {5, 8}, "info": {9, 12},
-	"warn": {13, 16}, "error": {17, 20}, "fatal": {21, 24},
 }
 
 var spanKinds = map[string]ptrace.SpanKind{
@@ -121,12 +117,12 @@ func compileMatch(c *MatchConfig) (*matcher, error) {
 	}
 	m.operations = c.Operation
 	for _, s := range c.Severity {
-		r, ok := severityLevels[strings.ToLower(s)]
+		lo, hi, ok := loglevel.Range(strings.ToLower(s))
 		if !ok {
 			errs = append(errs, fmt.Errorf("severity: unknown level %q (want trace, debug, info, warn, error or fatal)", s))
 			continue
 		}
-		m.severities = append(m.severities, r)
+		m.severities = append(m.severities, [2]plog.SeverityNumber{lo, hi})
 		m.sevNames = append(m.sevNames, strings.ToLower(s))
 	}
 	var e error

@@ -2,14 +2,14 @@ package sampling
 
 import (
 	"context"
-	"strings"
 
 	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
-	"github.com/sidecarhq/sidecar/internal/jsonscan"
+	"github.com/sidecarhq/sidecar/internal/jsontext"
+	"github.com/sidecarhq/sidecar/internal/loglevel"
 )
 
 // This file decides log records: the same rules as spans, with randomness
@@ -90,20 +90,11 @@ func logIsError(rec plog.LogRecord) bool {
 		return n >= plog.SeverityNumberError
 	}
 	if t := rec.SeverityText(); t != "" {
-		return isErrorLevel(t)
+		return loglevel.IsError(t)
 	}
 	if b := rec.Body(); b.Type() == pcommon.ValueTypeStr { // raw events carry `level`
-		if raw, ok := jsonscan.Field(b.Str(), "level"); ok && jsonscan.IsString(raw) && !jsonscan.HasEscapes(raw) {
-			return isErrorLevel(raw[1 : len(raw)-1])
-		}
-	}
-	return false
-}
-
-func isErrorLevel(s string) bool {
-	for _, l := range [...]string{"error", "fatal", "critical", "panic", "emerg", "alert", "crit", "err"} {
-		if strings.EqualFold(s, l) {
-			return true
+		if raw, ok := jsontext.Field(b.Str(), "level"); ok && jsontext.IsString(raw) && !jsontext.HasEscapes(raw) {
+			return loglevel.IsError(raw[1 : len(raw)-1])
 		}
 	}
 	return false
@@ -111,19 +102,8 @@ func isErrorLevel(s string) bool {
 
 // severityName is the status dimension of log summaries.
 func severityName(rec plog.LogRecord) string {
-	switch n := rec.SeverityNumber(); {
-	case n >= plog.SeverityNumberFatal:
-		return "fatal"
-	case n >= plog.SeverityNumberError:
-		return "error"
-	case n >= plog.SeverityNumberWarn:
-		return "warn"
-	case n >= plog.SeverityNumberInfo:
-		return "info"
-	case n >= plog.SeverityNumberDebug:
-		return "debug"
-	case n >= plog.SeverityNumberTrace:
-		return "trace"
+	if name := loglevel.Name(rec.SeverityNumber()); name != "" {
+		return name
 	}
 	return "unspecified"
 }

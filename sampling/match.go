@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/sidecarhq/sidecar/internal/jsonscan"
+	"github.com/sidecarhq/sidecar/internal/jsontext"
 )
 
 // This file applies compiled matchers (compile.go) to the views of a span or
@@ -77,20 +77,20 @@ func (vm *valueMatcher) matchJSON(raw string, scratch *[]byte) bool {
 	if vm.op == opExists {
 		return vm.exists
 	}
-	if jsonscan.IsString(raw) {
-		if !jsonscan.HasEscapes(raw) {
+	if jsontext.IsString(raw) {
+		if !jsontext.HasEscapes(raw) {
 			return vm.matchString(raw[1 : len(raw)-1])
 		}
 		switch vm.op {
 		case opIn:
 			for i := range vm.values {
-				if jsonscan.StringEqual(raw, vm.values[i].str) {
+				if jsontext.StringEqual(raw, vm.values[i].str) {
 					return true
 				}
 			}
 			return false
 		default:
-			b, ok := jsonscan.AppendString((*scratch)[:0], raw)
+			b, ok := jsontext.AppendString((*scratch)[:0], raw)
 			*scratch = b
 			if !ok {
 				return false
@@ -101,10 +101,10 @@ func (vm *valueMatcher) matchJSON(raw string, scratch *[]byte) bool {
 			return globMatch(vm.glob, b)
 		}
 	}
-	if f, ok := jsonscan.Number(raw); ok {
+	if f, ok := jsontext.Number(raw); ok {
 		return vm.matchNum(f)
 	}
-	if b, ok := jsonscan.Bool(raw); ok && vm.op == opIn {
+	if b, ok := jsontext.Bool(raw); ok && vm.op == opIn {
 		for i := range vm.values {
 			if vm.values[i].isBool && vm.values[i].b == b {
 				return true
@@ -206,7 +206,7 @@ func matchBody(fields []fieldMatcher, body pcommon.Value, scratch *[]byte) bool 
 		obj := body.Str()
 		for i := range fields {
 			f := &fields[i]
-			raw, ok := jsonscan.Field(obj, f.key)
+			raw, ok := jsontext.Field(obj, f.key)
 			if !ok {
 				if f.m.op == opExists && !f.m.exists {
 					continue
@@ -224,7 +224,7 @@ func matchBody(fields []fieldMatcher, body pcommon.Value, scratch *[]byte) bool 
 
 // globMatch reports whether s matches pattern, where '*' matches any run of
 // characters (including '/') and '?' any single byte.
-func globMatch[T jsonscan.Text](pattern string, s T) bool {
+func globMatch[T jsontext.Text](pattern string, s T) bool {
 	p, i := 0, 0
 	star, mark := -1, 0
 	for i < len(s) {
