@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
 
 // `sidecar --version` prints "sidecar version ..." and exits 0.
@@ -51,5 +53,26 @@ func TestHealthCommandTellsARunningSidecarFromAStoppedOne(t *testing.T) {
 	out, err = exec.Command(sidecarBinary, "health", "--url", "http://"+health+"/").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "not healthy") {
 		t.Fatalf("health on a stopped sidecar: %v %q", err, out)
+	}
+}
+
+// TestHealthCommandFollowsTheConfigsVariable: the embedded configs listen
+// for health checks on $SIDECAR_HEALTH_ENDPOINT, and `sidecar health` with
+// no --url asks there, so the probes in the deploy files follow a change.
+func TestHealthCommandFollowsTheConfigsVariable(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	env := embeddedEnv(t, fake)
+	s := StartSidecar(t, "", WithArgs(), WithEnv(env...))
+	var health string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "SIDECAR_HEALTH_ENDPOINT="); ok {
+			health = v
+		}
+	}
+	s.WaitListening(t, health)
+	probe := exec.Command(sidecarBinary, "health")
+	probe.Env = append(cleanEnv(), env...)
+	if out, err := probe.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "healthy" {
+		t.Fatalf("health with SIDECAR_HEALTH_ENDPOINT=%s: %v %q", health, err, out)
 	}
 }
