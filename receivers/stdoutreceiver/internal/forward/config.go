@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // Config is the Fluent Forward transport's configuration (YAML under
@@ -17,18 +19,44 @@ type Config struct {
 	Endpoint string `mapstructure:"endpoint"`
 	// UnixSocket is the path of a unix socket to listen on, e.g.
 	// /var/run/fluent.sock where FireLens points the app's log driver;
-	// "" disables it. Its directory is created if missing, a stale socket
-	// from an earlier run is replaced, and the socket is made writable by
-	// every user (mode 0666) so clients in other containers can connect.
+	// "" disables it. Its directory is created if missing and a stale
+	// socket from an earlier run is replaced.
 	UnixSocket string `mapstructure:"unix_socket"`
+	// UnixSocketMode is the socket's permission bits (as Fluent Bit's
+	// unix_perm). Connecting needs write permission, and whoever can connect
+	// can inject records into the app's log stream, so the default is 0600:
+	// only the sidecar's user (root in the image), which is the user docker's
+	// daemon and the ECS agent connect as. 0 means the default.
+	UnixSocketMode SocketMode `mapstructure:"unix_socket_mode"`
 }
+
+// DefaultSocketMode lets only the socket's owner connect.
+const DefaultSocketMode SocketMode = 0o600
+
+// SocketMode is a unix file mode written in octal: `0660` in YAML (an octal
+// number) or `"0660"` (a string) both mean rw for owner and group.
+type SocketMode uint32
+
+// UnmarshalText reads a string as octal, with or without a leading 0 or 0o.
+func (m *SocketMode) UnmarshalText(b []byte) error {
+	s := strings.TrimPrefix(strings.TrimPrefix(string(b), "0o"), "0O")
+	v, err := strconv.ParseUint(s, 8, 32)
+	if err != nil {
+		return fmt.Errorf("unix_socket_mode %q is not an octal mode such as 0600", b)
+	}
+	*m = SocketMode(v)
+	return nil
+}
+
+// String prints the mode the way it is written in the config.
+func (m SocketMode) String() string { return fmt.Sprintf("%#o", uint32(m)) }
 
 // DefaultEndpoint is the Fluent Forward port on loopback.
 const DefaultEndpoint = "127.0.0.1:24224"
 
 // NewDefaultConfig returns TCP on 127.0.0.1:24224 and no unix socket.
 func NewDefaultConfig() Config {
-	return Config{Endpoint: DefaultEndpoint}
+	return Config{Endpoint: DefaultEndpoint, UnixSocketMode: DefaultSocketMode}
 }
 
 // Validate checks the addresses without binding them.
@@ -43,6 +71,11 @@ func (c *Config) Validate() error {
 	}
 	if c.UnixSocket != "" && !filepath.IsAbs(c.UnixSocket) {
 		return fmt.Errorf("forward: unix_socket %q must be an absolute path", c.UnixSocket)
+	}
+	// Without owner write the socket's own user could not connect; above
+	// 0777 is not a permission (a decimal 600 written for 0600 lands here).
+	if m := c.UnixSocketMode; m != 0 && (m > 0o777 || m&0o200 == 0) {
+		return fmt.Errorf("forward: unix_socket_mode %v must be a permission between 0200 and 0777 with owner write, such as 0600 or 0660", c.UnixSocketMode)
 	}
 	return nil
 }

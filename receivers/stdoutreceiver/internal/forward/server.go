@@ -54,10 +54,6 @@ const (
 	shutdownDrain = 200 * time.Millisecond
 	// warnEvery rate-limits warnings about bad clients.
 	warnEvery = 5 * time.Second
-	// socketMode lets any user on the host (another container's, when the
-	// socket's directory is a shared volume) connect; the log driver of
-	// dockerd runs as root, but fluent-logger clients in apps often do not.
-	socketMode = 0o666
 )
 
 // Settings are what the receiver passes to the transport.
@@ -131,7 +127,7 @@ func (s *Server) Start(context.Context) error {
 		lns = append(lns, ln)
 	}
 	if s.cfg.UnixSocket != "" {
-		ln, err := listenUnix(s.cfg.UnixSocket)
+		ln, err := listenUnix(s.cfg.UnixSocket, s.cfg.UnixSocketMode)
 		if err != nil {
 			for _, l := range lns {
 				l.Close()
@@ -164,8 +160,8 @@ func (s *Server) Addrs() []net.Addr {
 
 // listenUnix creates the socket's directory if needed, replaces a stale
 // socket left by a previous run (but not a live one, nor a file that is not
-// a socket) and opens the socket to every user (socketMode).
-func listenUnix(path string) (net.Listener, error) {
+// a socket) and sets the socket's permission bits to mode.
+func listenUnix(path string, mode SocketMode) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -185,7 +181,10 @@ func listenUnix(path string) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(path, socketMode); err != nil {
+	if mode == 0 {
+		mode = DefaultSocketMode
+	}
+	if err := os.Chmod(path, os.FileMode(mode)); err != nil {
 		ln.Close()
 		return nil, err
 	}

@@ -83,8 +83,8 @@ func TestFluentLoggerUnixAsyncSubSecond(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != socketMode {
-		t.Errorf("socket mode %v, want %v", fi.Mode().Perm(), os.FileMode(socketMode))
+	if fi.Mode().Perm() != os.FileMode(DefaultSocketMode) {
+		t.Errorf("socket mode %v, want %v", fi.Mode().Perm(), os.FileMode(DefaultSocketMode))
 	}
 	var ackErrs atomic.Int64
 	logger, err := fluent.New(fluent.Config{
