@@ -7,6 +7,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -133,7 +134,9 @@ func TestKubernetesDeployment(t *testing.T) {
 		Args          []string
 		RestartPolicy string `yaml:"restartPolicy"`
 		Env           []envVar
-		VolumeMounts  []mount `yaml:"volumeMounts"`
+		VolumeMounts  []mount        `yaml:"volumeMounts"`
+		StartupProbe  map[string]any `yaml:"startupProbe"`
+		LivenessProbe map[string]any `yaml:"livenessProbe"`
 	}
 	var d struct {
 		Spec struct {
@@ -163,6 +166,13 @@ func TestKubernetesDeployment(t *testing.T) {
 	}
 	if name := embeddedConfigArg(t, sc.Args); name != "kubernetes" {
 		t.Errorf("the sidecar runs embedded:%s, want embedded:kubernetes", name)
+	}
+	for name, p := range map[string]map[string]any{"startupProbe": sc.StartupProbe, "livenessProbe": sc.LivenessProbe} {
+		// The kubelet sends HTTP probes from the node, which cannot reach
+		// the pod's loopback where the health check listens.
+		if fmt.Sprint(p["exec"]) != "map[command:[/sidecar health]]" {
+			t.Errorf("%s %v: want an exec probe running /sidecar health", name, p)
+		}
 	}
 	env := map[string]envVar{}
 	for _, e := range sc.Env {
@@ -246,7 +256,7 @@ func TestDockerfile(t *testing.T) {
 	df := string(readFile(t, "../Dockerfile"))
 	gomod := string(readFile(t, "../go.mod"))
 	goVersion := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindStringSubmatch(gomod)
-	if goVersion == nil || !strings.Contains(df, "FROM golang:"+goVersion[1]) {
+	if goVersion == nil || !strings.Contains(df, " golang:"+goVersion[1]+" AS build") {
 		t.Errorf("the Dockerfile's Go image does not match go.mod's go %v", goVersion)
 	}
 	for _, want := range []string{"./cmd/sidecar", "./cmd/fakeaxiom", "AS fakeaxiom", `ENTRYPOINT ["/sidecar"]`} {
