@@ -95,12 +95,13 @@ type Decoder struct {
 	opts  Options
 	buf   []byte // the bodies of the current batch, back to back
 	fixed []byte // the current line with invalid UTF-8 repaired
-	recs  []record
+	recs  []decodedLine
 	obj   object
 }
 
-// record is one decoded line waiting to be written into plog.
-type record struct {
+// decodedLine is one decoded line waiting to be written into plog as a log
+// record.
+type decodedLine struct {
 	raw        bool // body is a JSON event (rawevent scope)
 	start, end int  // body bytes in Decoder.buf
 	ts         pcommon.Timestamp
@@ -167,7 +168,7 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 	if when.IsZero() {
 		when = now
 	}
-	r := record{stream: l.Stream, truncated: l.Truncated, ts: pcommon.NewTimestampFromTime(when)}
+	r := decodedLine{stream: l.Stream, truncated: l.Truncated, ts: pcommon.NewTimestampFromTime(when)}
 	// A truncated line is never parsed: its JSON would be cut anyway.
 	if !l.Truncated && scanObject(data, &d.obj) {
 		if d.opts.Traces && d.obj.members[keyResourceSpans].found && d.spanLine(data, out, resource) {
@@ -229,7 +230,7 @@ type edit struct {
 
 // event appends the Axiom event for a scanned JSON line to dst and fills the
 // record's timestamp, severity and ids.
-func (d *Decoder) event(dst, line []byte, r *record, fallback time.Time) []byte {
+func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []byte {
 	o := &d.obj
 	m := &o.members
 	var edits [3]edit

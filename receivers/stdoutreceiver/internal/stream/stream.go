@@ -1,5 +1,7 @@
 // Package stream is the hand-off between the stdout receiver's transports
-// (stdin, tailed files, Fluent Forward) and its line decoder.
+// (stdin, tailed files, Fluent Forward) and its line decoder: the Line,
+// Batch and Sink they share, the default line limit and ErrStopped.
+// streamtest records what a Sink was given, for the transports' tests.
 package stream
 
 import (
