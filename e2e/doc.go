@@ -38,6 +38,8 @@
 //     local NDJSON when no token is set.
 //   - sampling_test.go: the sampling processor on spans (decided on pdata and
 //     presampled in the receiver over gRPC and HTTP) and on stdin logs.
+//   - self_metrics_test.go: the Prometheus endpoint serves our self-metrics
+//     under README.md's names, labelled with the component's ID.
 //   - shutdown_test.go: SIGTERM flushes queued data, gives up within the
 //     grace when Axiom is down, and is handled during startup.
 package e2e
