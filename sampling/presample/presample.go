@@ -1,12 +1,26 @@
-// Package presample connects a receiver that holds raw OTLP trace requests
-// to the sampling processor that owns the rules, so spans can be decided
-// before pdata is built for them. Building pdata is most of what receiving a
-// span costs, and with per-operation sampling most spans are dropped.
+// Package presample is the one contract between the `otlp` receiver
+// (receivers/otlpreceiver) and the `sampling` processor (sampling/), which
+// lets the receiver have spans decided while they are still raw protobuf:
+// building pdata is most of what receiving a span costs, and with
+// per-operation sampling most spans are dropped. Every party of it:
 //
-// The processor registers a Filter under its component ID when it starts;
-// the receiver looks it up when it starts (the collector starts processors
-// before receivers) and marks the context of the batches it already
-// decided, so the processor passes them through instead of deciding twice.
+//   - The config key: the receiver's `sampling_processor` names the
+//     component ID of a `sampling` processor (otlpreceiver.Config).
+//   - The registry: the processor, when it starts in a traces pipeline,
+//     registers its Filter under its component ID (Register) and removes it
+//     at Shutdown. The receiver, when it starts in a traces pipeline, looks
+//     the named ID up (Lookup) and fails to start if it is not there.
+//   - The start order: this works because the collector starts processors
+//     before receivers and shuts receivers down first, so the filter is
+//     registered before the receiver looks for it and stays registered while
+//     the receiver serves requests.
+//   - The filter: for each protobuf trace request the receiver calls
+//     FilterTraces, from many goroutines at once, and turns only the kept
+//     spans into pdata. ErrUndecided leaves a request to the processor; JSON
+//     requests are never filtered.
+//   - The context marker: the receiver consumes a batch the filter decided
+//     with WithDecided, and the processor passes a batch through untouched
+//     when Decided names its own filter, so no span is decided twice.
 package presample
 
 import (
