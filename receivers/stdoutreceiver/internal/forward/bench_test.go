@@ -56,7 +56,7 @@ func dockerForwardFrame(n int) []byte {
 	return appendOption(b, "Y2h1bmstMQ==")
 }
 
-func benchmarkDecode(b *testing.B, frame []byte, recordsPerFrame int) {
+func benchmarkReadFrames(b *testing.B, frame []byte, recordsPerFrame int) {
 	var got int
 	sink := func(_ context.Context, batch stream.Batch) error {
 		got += len(batch.Lines)
@@ -81,18 +81,18 @@ func benchmarkDecode(b *testing.B, frame []byte, recordsPerFrame int) {
 }
 
 // Forward mode: what Fluent Bit and fluent loggers send in bulk.
-func BenchmarkDecodeForward(b *testing.B) {
-	benchmarkDecode(b, dockerForwardFrame(1000), 1000)
+func BenchmarkReadFramesForward(b *testing.B) {
+	benchmarkReadFrames(b, dockerForwardFrame(1000), 1000)
 }
 
 // Message mode: what docker's fluentd driver (and so FireLens) sends, one
 // record per frame with an EventTime.
-func BenchmarkDecodeMessage(b *testing.B) {
+func BenchmarkReadFramesMessage(b *testing.B) {
 	f := msgp.AppendArrayHeader(nil, 4)
 	f = msgp.AppendString(f, "app-firelens-1234")
 	f = appendEventTime(f, time.Unix(1767225600, 0))
 	f = appendRecord(f, kv{"container_id", containerID}, kv{"container_name", "/ecs-app-1"},
 		kv{"source", "stdout"}, kv{"log", pinoLine(1)})
 	f = msgp.AppendMapHeader(f, 0)
-	benchmarkDecode(b, f, 1)
+	benchmarkReadFrames(b, f, 1)
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
 
-// FuzzDecodeFrames feeds a byte stream to one connection's decoder. Whatever
+// FuzzReadFrames feeds a byte stream to one connection's decoder. Whatever
 // the input, it must not panic or hang, every delivered line must respect
 // the line limit, and the counters must match what the Sink got.
-func FuzzDecodeFrames(f *testing.F) {
+func FuzzReadFrames(f *testing.F) {
 	t0 := time.Unix(1767225600, 42)
 	long := strings.Repeat("L", 200)
 	seeds := [][]byte{
