@@ -38,6 +38,8 @@
 //     local NDJSON when no token is set.
 //   - sampling_test.go: the sampling processor on spans (decided on pdata and
 //     presampled in the receiver over gRPC and HTTP) and on stdin logs.
+//   - axiom_answers_test.go: Axiom's answers read by status (a 2xx in any
+//     Content-Type, 429 and 430 resets, errors with empty bodies).
 //   - self_metrics_test.go: the Prometheus endpoint serves our self-metrics
 //     under README.md's names, labelled with the component's ID.
 //   - shutdown_test.go: SIGTERM flushes queued data, gives up within the

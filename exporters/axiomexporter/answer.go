@@ -3,7 +3,6 @@ package axiomexporter
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -16,29 +15,6 @@ import (
 // ingest limit) can name a reset days away; we retry at least every minute
 // instead, until retry_on_failure.max_elapsed_time gives up.
 const maxThrottleWait = time.Minute
-
-// statusLimitExceeded is Axiom's non-standard "ingest or query limit reached".
-const statusLimitExceeded = 430
-
-// answerKind says what to do with a request after Axiom's answer.
-type answerKind int
-
-const (
-	answerRetry     answerKind = iota // 5xx, 408, transport errors: back off and retry
-	answerThrottle                    // 429, 430: wait for the reset, then retry
-	answerPermanent                   // other 4xx: drop, retrying cannot help
-)
-
-func classifyStatus(status int) answerKind {
-	switch {
-	case status == http.StatusTooManyRequests || status == statusLimitExceeded:
-		return answerThrottle
-	case status == http.StatusRequestTimeout || status >= 500:
-		return answerRetry
-	default:
-		return answerPermanent
-	}
-}
 
 // retryError wraps err for exporterhelper: a throttle delay until reset
 // (capped), or a plain error for exponential backoff when reset is unknown.
@@ -59,23 +35,6 @@ type limitedError struct {
 
 func (e *limitedError) Error() string { return e.err.Error() }
 func (e *limitedError) Unwrap() error { return e.err }
-
-// resetFromHeaders reads X-IngestLimit-Reset or X-RateLimit-Reset (epoch
-// seconds), else a Retry-After in seconds (undocumented by Axiom, but the
-// OTLP convention); zero when there is none.
-func resetFromHeaders(h http.Header) time.Time {
-	for _, name := range []string{"X-IngestLimit-Reset", "X-RateLimit-Reset"} {
-		if v := h.Get(name); v != "" {
-			if secs, err := strconv.ParseInt(v, 10, 64); err == nil && secs > 0 {
-				return time.Unix(secs, 0)
-			}
-		}
-	}
-	if secs, err := strconv.Atoi(h.Get("Retry-After")); err == nil && secs > 0 {
-		return time.Now().Add(time.Duration(secs) * time.Second)
-	}
-	return time.Time{}
-}
 
 // rejected handles a permanent rejection: it counts the items, logs once
 // per status and dataset (Axiom answers every request the same way until

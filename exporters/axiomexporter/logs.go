@@ -1,16 +1,13 @@
 package axiomexporter
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 	"unicode/utf8"
 
-	"github.com/axiomhq/axiom-go/axiom"
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumererror"
@@ -19,18 +16,19 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
 
+	"github.com/sidecarhq/sidecar/internal/axiomclient"
 	"github.com/sidecarhq/sidecar/internal/rawevent"
 )
 
 // maxEventsPerRequest is Axiom's documented limit per ingest request.
 const maxEventsPerRequest = 10_000
 
-// logsExporter sends log records to Axiom's ingest API as native events.
-// It uses axiom-go for the request (edge routing, error types, ingest
-// status) with axiom-go's own retries off: deliver retries.
+// logsExporter sends log records to Axiom's ingest API as native events
+// through axiomclient, which reads Axiom's answers by status; deliver
+// retries.
 type logsExporter struct {
 	*base
-	axiom     *axiom.Client
+	axiom     *axiomclient.Client
 	encoders  encoderPool
 	maxEvents int
 }
@@ -47,27 +45,12 @@ func (e *logsExporter) start(ctx context.Context, host component.Host) error {
 	if err := e.base.start(ctx, host, "logs"); err != nil || e.localPath != "" {
 		return err
 	}
-	opts := []axiom.Option{
-		axiom.SetNoEnv(), // the config is the only source of truth
-		axiom.SetNoRetry(),
-		axiom.SetNoTracing(),
-		axiom.SetClient(e.client),
-		axiom.SetToken(string(e.cfg.Token)),
-		axiom.SetUserAgent("sidecar-axiom-exporter"),
+	e.axiom = &axiomclient.Client{
+		HTTP:      e.client, // adds org_id and the configured headers
+		URL:       axiomclient.IngestURL(e.cfg.apiBaseURL(), e.cfg.Edge != "", e.dataset),
+		Token:     string(e.cfg.Token),
+		UserAgent: "sidecar-axiom-exporter",
 	}
-	if e.cfg.OrgID != "" {
-		opts = append(opts, axiom.SetOrganizationID(e.cfg.OrgID))
-	}
-	if e.cfg.Edge != "" {
-		opts = append(opts, axiom.SetEdgeURL(e.cfg.apiBaseURL().String()))
-	} else {
-		opts = append(opts, axiom.SetURL(e.cfg.apiBaseURL().String()))
-	}
-	client, err := axiom.NewClient(opts...)
-	if err != nil {
-		return fmt.Errorf("axiom client: %w", err)
-	}
-	e.axiom = client
 	return nil
 }
 
@@ -161,11 +144,11 @@ func (e *logsExporter) send(ctx context.Context, enc *encoder, ld plog.Logs, sta
 	return err
 }
 
-// statusOf is the HTTP status of an axiom-go error, 0 for none.
+// statusOf is the HTTP status of an Axiom answer error, 0 for none.
 func statusOf(err error) int {
-	var httpErr axiom.HTTPError
-	if errors.As(err, &httpErr) {
-		return httpErr.Status
+	var answerErr *axiomclient.Error
+	if errors.As(err, &answerErr) {
+		return answerErr.Status
 	}
 	return 0
 }
@@ -218,43 +201,38 @@ func validRawBody(body pcommon.Value) bool {
 
 // ingest makes one ingest request with a ready zstd body of n events.
 func (e *logsExporter) ingest(ctx context.Context, body []byte, n int) error {
-	status, err := e.axiom.Ingest(ctx, e.dataset, bytes.NewReader(body), axiom.NDJSON, axiom.Zstd)
+	status, err := e.axiom.Ingest(ctx, body, n)
 	if err != nil {
 		return e.ingestError(ctx, err)
 	}
-	e.tel.request(ctx, 200)
+	e.tel.request(ctx, status.Code)
 	e.tel.sent.Add(ctx, int64(status.Ingested), e.tel.signalAttributes)
 	if status.Failed > 0 {
 		e.tel.failed.Add(ctx, int64(status.Failed), e.tel.signalAttributes)
 		if e.partialLogged.allow(time.Now()) {
-			reason := ""
-			if len(status.Failures) > 0 && status.Failures[0] != nil {
-				reason = status.Failures[0].Error
-			}
 			e.set.Logger.Warn("Axiom did not ingest some events (logged at most once a minute, counted in otelcol_exporter_axiom_failed_items)",
 				zap.String("dataset", e.dataset), zap.Uint64("failed", status.Failed),
-				zap.Uint64("ingested", status.Ingested), zap.String("first_reason", reason))
+				zap.Uint64("ingested", status.Ingested), zap.String("first_reason", status.FirstFailure))
 		}
 	}
 	return nil
 }
 
-// ingestError classifies an axiom-go error for exporterhelper.
+// ingestError turns a failed ingest into what deliver and exporterhelper
+// act on, by the answer's status (see axiomclient.Classify).
 func (e *logsExporter) ingestError(ctx context.Context, err error) error {
-	var limitErr axiom.LimitError
-	var httpErr axiom.HTTPError
-	switch {
-	case errors.As(err, &limitErr):
-		e.tel.request(ctx, limitErr.Status)
-		return retryError(err, limitErr.Limit.Reset)
-	case errors.As(err, &httpErr):
-		e.tel.request(ctx, httpErr.Status)
-		if classifyStatus(httpErr.Status) == answerPermanent {
-			return consumererror.NewPermanent(err) // counted and logged by send
-		}
-		return err // a 429/430 without limit headers backs off normally
-	default:
+	var answerErr *axiomclient.Error
+	if !errors.As(err, &answerErr) {
 		e.tel.request(ctx, 0)
+		return err // transport error: back off and retry
+	}
+	e.tel.request(ctx, answerErr.Status)
+	switch answerErr.Kind {
+	case axiomclient.Throttle:
+		return retryError(err, answerErr.Reset) // no reset: back off normally
+	case axiomclient.Permanent:
+		return consumererror.NewPermanent(err) // counted and logged by send
+	default:
 		return err
 	}
 }

@@ -3,12 +3,10 @@ package axiomexporter
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +19,8 @@ import (
 	"go.uber.org/zap"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/sidecarhq/sidecar/internal/axiomclient"
 )
 
 // tracesExporter posts spans, OTLP as-is, to Axiom's /v1/traces. This is
@@ -115,11 +115,11 @@ func (e *tracesExporter) post(ctx context.Context, body []byte, spans int) error
 		}
 		return nil
 	}
-	err = fmt.Errorf("Axiom answered %s: %s", resp.Status, errorMessage(resp.Header.Get("Content-Type"), answer))
-	switch classifyStatus(resp.StatusCode) {
-	case answerThrottle:
-		return retryError(err, resetFromHeaders(resp.Header))
-	case answerRetry:
+	err = fmt.Errorf("Axiom answered %s: %s", resp.Status, errorMessage(resp.StatusCode, resp.Header.Get("Content-Type"), answer))
+	switch axiomclient.Classify(resp.StatusCode) {
+	case axiomclient.Throttle:
+		return retryError(err, axiomclient.Reset(resp.StatusCode, resp.Header, time.Now()))
+	case axiomclient.Retry:
 		return err
 	default:
 		return e.rejected(resp.StatusCode, spans, err)
@@ -145,32 +145,16 @@ func partialRejectedSpans(contentType string, answer []byte) int64 {
 	return resp.PartialSuccess().RejectedSpans()
 }
 
-// errorMessage extracts a readable reason from an error answer: Axiom's
-// {"message": …} JSON, an OTLP google.rpc.Status, or the text itself.
-func errorMessage(contentType string, answer []byte) string {
-	switch mediaType(contentType) {
-	case "application/json":
-		var m struct {
-			Message string `json:"message"`
-			Error   string `json:"error"`
-		}
-		if json.Unmarshal(answer, &m) == nil && (m.Message != "" || m.Error != "") {
-			return m.Message + m.Error
-		}
-	case "application/x-protobuf":
+// errorMessage extracts a readable reason from an error answer: an OTLP
+// google.rpc.Status, else what axiomclient reads from Axiom's answers.
+func errorMessage(status int, contentType string, answer []byte) string {
+	if mediaType(contentType) == "application/x-protobuf" {
 		var st spb.Status
 		if proto.Unmarshal(answer, &st) == nil && st.GetMessage() != "" {
 			return st.GetMessage()
 		}
 	}
-	s := strings.TrimSpace(string(answer))
-	if len(s) > 512 {
-		s = s[:512] + "…"
-	}
-	if s == "" {
-		return "(no message)"
-	}
-	return s
+	return axiomclient.Message(status, contentType, answer)
 }
 
 func mediaType(contentType string) string {

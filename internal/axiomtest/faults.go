@@ -8,8 +8,12 @@ import (
 
 // Fault is one scripted answer for one request; see Server.Fail.
 type Fault struct {
-	Status int           // 0 = serve normally (use with Delay for a slow success)
-	Body   string        // response body; Content-Type comes from Header or is sniffed from the body
+	Status int // 0 = serve normally (use with Delay for a slow success)
+	// Body is the response body; Content-Type comes from Header or is
+	// sniffed from the body. With Status 0, a non-empty Body replaces the
+	// normal answer's body and Header entries replace its headers (see
+	// Accepted).
+	Body   string
 	Header http.Header   // extra response headers
 	Delay  time.Duration // wait before answering
 	Reset  bool          // read the request, then close the connection without answering (connection reset)
@@ -22,23 +26,33 @@ type Fault struct {
 // RateLimited is Axiom's 429 with the full X-RateLimit-* header set, so that
 // axiom-go turns it into a LimitError (it ignores incomplete header groups).
 func RateLimited(reset time.Time) Fault {
-	h := http.Header{}
+	h := rateLimitHeaders(reset)
 	h.Set("Content-Type", "application/json")
-	h.Set("X-RateLimit-Scope", "organization")
-	h.Set("X-RateLimit-Limit", "1000")
-	h.Set("X-RateLimit-Remaining", "0")
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
 	return Fault{Status: http.StatusTooManyRequests, Body: `{"message":"rate limit exceeded"}`, Header: h}
 }
 
 // IngestLimited is Axiom's non-standard 430: the monthly ingest volume is used up.
 func IngestLimited(reset time.Time) Fault {
-	h := http.Header{}
+	h := ingestLimitHeaders(reset)
 	h.Set("Content-Type", "application/json")
+	return Fault{Status: statusIngestLimited, Body: `{"message":"ingest limit exceeded"}`, Header: h}
+}
+
+func rateLimitHeaders(reset time.Time) http.Header {
+	h := http.Header{}
+	h.Set("X-RateLimit-Scope", "organization")
+	h.Set("X-RateLimit-Limit", "1000")
+	h.Set("X-RateLimit-Remaining", "0")
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	return h
+}
+
+func ingestLimitHeaders(reset time.Time) http.Header {
+	h := http.Header{}
 	h.Set("X-IngestLimit-Limit", "1000")
 	h.Set("X-IngestLimit-Remaining", "0")
 	h.Set("X-IngestLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
-	return Fault{Status: statusIngestLimited, Body: `{"message":"ingest limit exceeded"}`, Header: h}
+	return h
 }
 
 // Status answers with code: a JSON error like Axiom's API for 4xx, plain text
@@ -55,6 +69,62 @@ func Status(code int) Fault {
 	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	return Fault{Status: code, Header: h, Body: text + "\n"}
+}
+
+// Accepted serves the request normally (its events are stored) but answers
+// 200 with this Content-Type and body, as a proxy in front of Axiom may.
+// Any 2xx is a success whatever its body: axiom-go v0.37.0 calls a 200
+// that is not application/json an error, and the batch was sent again.
+func Accepted(contentType, body string) Fault {
+	return Fault{Header: http.Header{"Content-Type": {contentType}}, Body: body}
+}
+
+// WithBody is f answering body as contentType instead ("" sends no
+// Content-Type; net/http then sniffs a non-empty body). An empty body with
+// application/json is what some Axiom error paths send.
+func (f Fault) WithBody(contentType, body string) Fault {
+	f.Header = f.Header.Clone()
+	if f.Header == nil {
+		f.Header = http.Header{}
+	}
+	f.Header.Del("Content-Type")
+	if contentType != "" {
+		f.Header.Set("Content-Type", contentType)
+	}
+	f.Body = body
+	if body == "" && contentType == "" {
+		f.Header["Content-Type"] = nil // keep net/http from adding one
+	}
+	return f
+}
+
+// WithIngestLimit adds the X-IngestLimit-* group with its reset. Axiom
+// sends it on every ingest answer, a 429 included, where its reset (the
+// end of the month) is not the one to wait for.
+func (f Fault) WithIngestLimit(reset time.Time) Fault {
+	return f.withHeaders(ingestLimitHeaders(reset))
+}
+
+// WithRateLimit adds the X-RateLimit-* group with its reset. Axiom sends it
+// on every answer, a 430 included.
+func (f Fault) WithRateLimit(reset time.Time) Fault {
+	return f.withHeaders(rateLimitHeaders(reset))
+}
+
+// WithRetryAfter adds Retry-After in whole seconds.
+func (f Fault) WithRetryAfter(d time.Duration) Fault {
+	return f.withHeaders(http.Header{"Retry-After": {strconv.Itoa(int(d / time.Second))}})
+}
+
+func (f Fault) withHeaders(h http.Header) Fault {
+	f.Header = f.Header.Clone()
+	if f.Header == nil {
+		f.Header = http.Header{}
+	}
+	for k, vs := range h {
+		f.Header[k] = vs
+	}
+	return f
 }
 
 // Slow serves the request normally after d.

@@ -195,3 +195,43 @@ func waitUntil(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+func TestAnswerShapeFaults(t *testing.T) {
+	srv := NewForTest(t)
+	rate, month := time.Unix(1767225600, 0), time.Unix(1769904000, 0)
+	srv.Fail("d",
+		Accepted("text/plain; charset=utf-8", "OK\n"),
+		Status(400).WithBody("application/json", ""),
+		RateLimited(rate).WithIngestLimit(month).WithBody("text/plain", "Too Many Requests").WithRetryAfter(30*time.Second),
+		IngestLimited(month).WithRateLimit(rate),
+	)
+	url := srv.URL() + "/v1/datasets/d/ingest"
+	code, hdr, body := post(t, url, ingestHeader("application/x-ndjson"), []byte(ndjson2))
+	if code != 200 || body != "OK\n" || hdr.Get("Content-Type") != "text/plain; charset=utf-8" || srv.EventCount("d") != 2 {
+		t.Errorf("accepted as text: %d %q %v, %d events", code, body, hdr, srv.EventCount("d"))
+	}
+	code, hdr, body = post(t, url, ingestHeader("application/x-ndjson"), []byte(ndjson2))
+	if code != 400 || body != "" || hdr.Get("Content-Type") != "application/json" {
+		t.Errorf("empty JSON error: %d %q %v", code, body, hdr)
+	}
+	code, hdr, body = post(t, url, ingestHeader("application/x-ndjson"), []byte(ndjson2))
+	if code != 429 || body != "Too Many Requests" || hdr.Get("Content-Type") != "text/plain" || hdr.Get("Retry-After") != "30" ||
+		hdr.Get("X-RateLimit-Reset") != "1767225600" || hdr.Get("X-IngestLimit-Reset") != "1769904000" {
+		t.Errorf("429 plain: %d %q %v", code, body, hdr)
+	}
+	code, hdr, _ = post(t, url, ingestHeader("application/x-ndjson"), []byte(ndjson2))
+	if code != 430 || hdr.Get("X-RateLimit-Reset") != "1767225600" || hdr.Get("X-IngestLimit-Reset") != "1769904000" {
+		t.Errorf("430 with rate headers: %d %v", code, hdr)
+	}
+	if srv.EventCount("d") != 2 {
+		t.Errorf("%d events stored, want the 2 of the accepted request", srv.EventCount("d"))
+	}
+}
+
+func TestFaultModifiersDoNotShareHeaders(t *testing.T) {
+	base := RateLimited(time.Unix(1, 0))
+	_ = base.WithBody("text/plain", "x").WithRetryAfter(time.Second)
+	if base.Header.Get("Content-Type") != "application/json" || base.Header.Get("Retry-After") != "" {
+		t.Errorf("modifier changed the original fault: %v", base.Header)
+	}
+}

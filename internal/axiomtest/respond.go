@@ -56,6 +56,24 @@ func quote(s string) string {
 	return string(b)
 }
 
+// overlay puts a Status-0 fault's headers and body over a normal answer.
+func (a answer) overlay(f Fault) answer {
+	if len(f.Header) > 0 {
+		h := a.header.Clone()
+		if h == nil {
+			h = http.Header{}
+		}
+		for k, vs := range f.Header {
+			h[k] = vs
+		}
+		a.header = h
+	}
+	if f.Body != "" {
+		a.body = []byte(f.Body)
+	}
+	return a
+}
+
 func faultAnswer(f Fault) answer {
 	return answer{status: f.Status, header: f.Header, body: []byte(f.Body)}
 }

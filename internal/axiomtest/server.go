@@ -267,6 +267,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		ans = faultAnswer(fault)
 	default:
 		ans, res = s.serveRoute(r, rt, ds, fault.RejectEvents)
+		if faulted {
+			ans = ans.overlay(fault)
+		}
 	}
 	req.Status = ans.status
 	req.Events, req.Spans = res.events+res.logRecords, res.spans
