@@ -1,8 +1,9 @@
-// Package metadatatest checks a component against the metadata.yaml in its
-// folder, as mdatagen's generated_component_test.go does upstream: the type
-// and the stability per signal that the factory declares must be the ones
-// metadata.yaml states, and the lifecycle tests start the component with
-// the default config overlaid by metadata.yaml's tests::config.
+// Package metadatatest holds the component checks that mdatagen's
+// generated_component_test.go makes upstream: the type, kind and stability
+// per signal that the factory declares must be the ones metadata.yaml in its
+// folder states, its default config must pass CheckConfigStruct, and every
+// signal must create, start and shut down with the default config overlaid
+// by metadata.yaml's tests::config.
 //
 // It exists because mdatagen does not resolve at our collector version
 // (go.opentelemetry.io/collector/cmd/mdatagen is not served at v0.165.0),
@@ -11,10 +12,12 @@
 package metadatatest
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 )
@@ -47,14 +50,18 @@ func Load(t *testing.T) Metadata {
 	return md
 }
 
-// CheckFactory fails t unless the factory's type, kind and stabilities
-// match metadata.yaml. stability holds the factory's level for every signal
-// (traces, metrics, logs), StabilityLevelUndefined for the unsupported ones.
-func CheckFactory(t *testing.T, typ component.Type, kind component.Kind, stability map[string]component.StabilityLevel) {
+// CheckFactory fails t unless f's type, its kind and stabilities match
+// metadata.yaml and its default config passes CheckConfigStruct. stability
+// holds the factory's level for every signal (traces, metrics, logs),
+// StabilityLevelUndefined for the unsupported ones.
+func CheckFactory(t *testing.T, f component.Factory, kind component.Kind, stability map[string]component.StabilityLevel) {
 	t.Helper()
+	if err := componenttest.CheckConfigStruct(f.CreateDefaultConfig()); err != nil {
+		t.Error(err)
+	}
 	md := Load(t)
-	if md.Type != typ.String() {
-		t.Errorf("factory type %q, %s says %q", typ, File, md.Type)
+	if md.Type != f.Type().String() {
+		t.Errorf("factory type %q, %s says %q", f.Type(), File, md.Type)
 	}
 	if !strings.EqualFold(md.Status.Class, kind.String()) {
 		t.Errorf("factory kind %s, %s says status.class %q", kind, File, md.Status.Class)
@@ -97,4 +104,49 @@ func Config(t *testing.T, f component.Factory) component.Config {
 		t.Fatalf("%s tests::config: %v", File, err)
 	}
 	return cfg
+}
+
+// Signal is one signal of a component, for Lifecycle.
+type Signal struct {
+	Name   string
+	Create func(context.Context, component.Config) (component.Component, error)
+	// Consume, if set, hands the started component one batch (processors
+	// and exporters that can take one without a server behind them).
+	Consume func(context.Context, component.Component) error
+}
+
+// Lifecycle runs each signal twice with Config(t, f): created and shut down
+// without a start; created, started, given a batch (if Consume is set) and
+// shut down.
+func Lifecycle(t *testing.T, f component.Factory, signals ...Signal) {
+	t.Helper()
+	ctx := context.Background()
+	for _, s := range signals {
+		t.Run(s.Name+"-shutdown", func(t *testing.T) {
+			c, err := s.Create(ctx, Config(t, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+		t.Run(s.Name+"-lifecycle", func(t *testing.T) {
+			c, err := s.Create(ctx, Config(t, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+			if s.Consume != nil {
+				if err := s.Consume(ctx, c); err != nil {
+					t.Error(err)
+				}
+			}
+			if err := c.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
