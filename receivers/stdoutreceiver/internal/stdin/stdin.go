@@ -16,11 +16,11 @@ import (
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
 
-// Batches are cut when the input has nothing more buffered (so a slow app's
-// line goes out at once, with no timer) or at these sizes.
 const (
-	pipeBuffer = 1 << 20
-	readBuffer = 256 << 10
+	pipeBuffer = 1 << 20   // the kernel pipe buffer asked for (growPipe)
+	readBuffer = 256 << 10 // one read of stdin
+	// Batches are cut when the input has nothing more buffered (so a slow
+	// app's line goes out at once, with no timer) or at these sizes.
 	batchLines = 2048
 	batchBytes = 1 << 20
 )
