@@ -15,6 +15,8 @@
 // checked for valid UTF-8: callers that need it check the whole text once.
 package jsontext
 
+import "math/bits"
+
 // Text is JSON text held either as a string (log bodies) or as bytes (lines).
 type Text interface{ ~string | ~[]byte }
 
@@ -85,17 +87,17 @@ var plainByte = func() (t [256]bool) {
 
 // skipPlain returns the index of the first byte from i on that is not
 // plainByte. It tests eight bytes at a time (strings are most of a log
-// line): a word is skipped whole when none of its bytes is '"', '\\' or
-// below 0x20.
+// line): in each word, the lowest byte flagged as '"', '\\' or below 0x20
+// is exact (a borrow only runs upwards), so it is the answer.
 func skipPlain[T Text](s T, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(s); i += 8 {
 		x := load64(s, i)
 		quote := x ^ ('"' * ones)
 		slash := x ^ ('\\' * ones)
-		special := (quote-ones)&^quote | (slash-ones)&^slash | (x-0x20*ones)&^x
-		if special&highs != 0 {
-			break
+		special := ((quote-ones)&^quote | (slash-ones)&^slash | (x-0x20*ones)&^x) & highs
+		if special != 0 {
+			return i + bits.TrailingZeros64(special)/8
 		}
 	}
 	for i < len(s) && plainByte[s[i]] {
