@@ -1,9 +1,14 @@
 /** The stdout receiver's default max_line_bytes (256 KiB): no line written is longer. */
 export declare const DEFAULT_MAX_LINE_BYTES: number;
 
+/** How many bytes a destination may hold unwritten before spans are dropped (1 MiB). */
+export declare const DEFAULT_MAX_PENDING_BYTES: number;
+
 /** The part of a writable stream the exporter uses: process.stdout, a Node stream, or pino.destination() (SonicBoom). */
 export interface Destination {
   write(chunk: string): boolean;
+  /** Bytes accepted but not yet written (Node streams). */
+  readonly writableLength?: number;
   once?(event: 'drain', listener: () => void): unknown;
 }
 
@@ -12,6 +17,8 @@ export interface StdoutSpanExporterOptions {
   destination?: Destination;
   /** The longest line written, newline included; default DEFAULT_MAX_LINE_BYTES. Larger exports are split. */
   maxLineBytes?: number;
+  /** Spans are dropped while the destination holds more than this many bytes unwritten; default DEFAULT_MAX_PENDING_BYTES. */
+  maxPendingBytes?: number;
 }
 
 /** What the exporter reads from an SDK span (ReadableSpan of @opentelemetry/sdk-trace-base 2.x, @opentelemetry/sdk-trace 3.x). */

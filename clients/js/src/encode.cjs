@@ -137,8 +137,8 @@ const LINE_TAIL = ']}\n';
 const LINE_BYTES = LINE_HEAD.length + LINE_TAIL.length;
 
 // encodeLines encodes spans as ExportTraceServiceRequest JSON lines, each
-// `{text, spans}`: the text ends in "\n" and is at most maxBytes long
-// (newline included), spans is how many spans it holds. A span that cannot
+// `{text, spans, bytes}`: the text ends in "\n" and is bytes long, at most
+// maxBytes (newline included); spans is how many spans it holds. A span that cannot
 // fit in a line of its own is left out; the count of those is `tooLarge`.
 function encodeLines(spans, maxBytes) {
   const lines = [];
@@ -162,7 +162,7 @@ function encodeLines(spans, maxBytes) {
     if (!parts) return;
     closeRes();
     parts.push(LINE_TAIL);
-    lines.push({ text: parts.join(''), spans: count });
+    lines.push({ text: parts.join(''), spans: count, bytes });
     parts = null;
   };
   // cost is what adding span (json bytes n) to the current line takes,

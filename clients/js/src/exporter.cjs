@@ -6,11 +6,14 @@ const { encodeLines } = require('./encode.cjs');
 const SUCCESS = 0;
 const FAILED = 1;
 
-// How often at most a drop is reported through the OpenTelemetry diag logger.
-const WARN_INTERVAL_MS = 60_000;
-
 // The stdout receiver's default max_line_bytes: a longer line would be cut.
 const DEFAULT_MAX_LINE_BYTES = 256 * 1024;
+
+// How many bytes a destination may hold unwritten before spans are dropped.
+const DEFAULT_MAX_PENDING_BYTES = 1024 * 1024;
+
+// How often at most a drop is reported through the OpenTelemetry diag logger.
+const WARN_INTERVAL_MS = 60_000;
 
 // StdoutSpanExporter writes each export as OTLP/JSON ExportTraceServiceRequest
 // lines to a stream, for the sidecar to read from the app's stdout.
@@ -18,25 +21,31 @@ const DEFAULT_MAX_LINE_BYTES = 256 * 1024;
 // It never queues: every line is handed to the destination at once, with
 // one write call each, so lines never interleave with other writes through
 // the same destination (such as pino's). It never grows the app's memory
-// either: once the destination reports its buffer full (write() returns
-// false), further spans are dropped and counted until it emits 'drain'.
+// either: a line is written only while the destination holds fewer than
+// maxPendingBytes unwritten (its writableLength, or SonicBoom's buffered
+// length); otherwise its spans are dropped and counted. A destination that
+// tells neither is trusted until write() returns false, then skipped until
+// it emits 'drain'.
+//
 // A drop is policy, not failure: the export still succeeds, so that the
 // app's provider.forceFlush() and shutdown() never reject because of it; it
 // is counted in droppedSpans and reported through diag at most once a minute.
 class StdoutSpanExporter {
   #dest;
   #maxLineBytes;
-  #congested = false;
+  #maxPendingBytes;
+  #congested = false; // for destinations that do not tell their pending bytes
   #dropped = 0;
   #shutdown = false;
   #lastWarn = -Infinity;
 
   /**
-   * @param {{destination?: NodeJS.WritableStream, maxLineBytes?: number}} [options]
+   * @param {{destination?: NodeJS.WritableStream, maxLineBytes?: number, maxPendingBytes?: number}} [options]
    */
   constructor(options = {}) {
     this.#dest = options.destination || process.stdout;
     this.#maxLineBytes = options.maxLineBytes || DEFAULT_MAX_LINE_BYTES;
+    this.#maxPendingBytes = options.maxPendingBytes || DEFAULT_MAX_PENDING_BYTES;
     if (typeof this.#dest.write !== 'function') {
       throw new TypeError('StdoutSpanExporter: destination has no write method');
     }
@@ -52,36 +61,42 @@ class StdoutSpanExporter {
       resultCallback({ code: FAILED, error: new Error('StdoutSpanExporter is shut down') });
       return;
     }
-    if (this.#congested) {
-      this.#drop(spans.length, 'destination congested');
-      resultCallback({ code: SUCCESS });
-      return;
-    }
     const { lines, tooLarge } = encodeLines(spans, this.#maxLineBytes);
-    let lost = tooLarge;
+    if (tooLarge) this.#drop(tooLarge, `a span larger than ${this.#maxLineBytes} bytes`);
+    let congested = 0;
     for (let i = 0; i < lines.length; i++) {
-      if (this.#congested) {
-        lost += lines[i].spans;
+      if (!this.#hasRoom(lines[i].bytes)) {
+        congested += lines[i].spans;
         continue;
       }
       try {
         if (this.#dest.write(lines[i].text) === false) this.#waitDrain();
       } catch (error) {
         // A destroyed or closed destination: this export and the rest are lost.
-        for (; i < lines.length; i++) lost += lines[i].spans;
-        this.#dropped += lost;
+        for (; i < lines.length; i++) congested += lines[i].spans;
+        this.#dropped += congested;
         resultCallback({ code: FAILED, error });
         return;
       }
     }
-    if (lost) this.#drop(lost, tooLarge ? `a span larger than ${this.#maxLineBytes} bytes` : 'destination congested');
+    if (congested) this.#drop(congested, 'destination congested');
     resultCallback({ code: SUCCESS });
   }
 
+  #hasRoom(bytes) {
+    const d = this.#dest;
+    // writableLength: Node streams, process.stdout; _len: SonicBoom (pino.destination()).
+    const pending = typeof d.writableLength === 'number' ? d.writableLength : d._len;
+    if (typeof pending !== 'number') return !this.#congested;
+    return pending + bytes <= this.#maxPendingBytes;
+  }
+
   #waitDrain() {
-    if (typeof this.#dest.once !== 'function') return;
+    const d = this.#dest;
+    if (typeof d.writableLength === 'number' || typeof d._len === 'number') return;
+    if (typeof d.once !== 'function' || this.#congested) return;
     this.#congested = true;
-    this.#dest.once('drain', () => {
+    d.once('drain', () => {
       this.#congested = false;
     });
   }
@@ -107,4 +122,4 @@ class StdoutSpanExporter {
   }
 }
 
-module.exports = { StdoutSpanExporter, DEFAULT_MAX_LINE_BYTES };
+module.exports = { StdoutSpanExporter, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING_BYTES };

@@ -1,5 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { StdoutSpanExporter } from '../index.mjs';
 import { manySpans } from './spans.mjs';
@@ -53,15 +54,15 @@ test('writes each export as lines to the given destination', async () => {
   assert.equal(exp.droppedSpans, 0);
 });
 
-test('a congested destination makes it drop and count spans, holding nothing, until it drains', async () => {
-  const hwm = 4096;
-  const dest = stalledStream(hwm);
-  const exp = new StdoutSpanExporter({ destination: dest, maxLineBytes: 2048 });
+test('a destination holding maxPendingBytes unwritten makes it drop and count spans, adding nothing', async () => {
+  const max = 4096;
+  const dest = stalledStream(1 << 20);
+  const exp = new StdoutSpanExporter({ destination: dest, maxLineBytes: 2048, maxPendingBytes: max });
   const first = await exportAsync(exp, manySpans(20, 200));
-  // The stream filled past its mark during the first export: the rest of
-  // that export was dropped, and what was handed over stays bounded.
+  // The stream stalled during the first export: the lines that fit were
+  // handed over, the rest dropped.
   const held = dest.writableLength;
-  assert.ok(held >= hwm && held <= hwm + 2048, `destination holds ${held} bytes`);
+  assert.ok(held > max - 2048 && held <= max, `destination holds ${held} bytes`);
   assert.equal(first.code, 0, 'a drop is not a failure: forceFlush must not reject');
   const droppedFirst = exp.droppedSpans;
   assert.ok(droppedFirst > 0 && droppedFirst < 20);
@@ -70,7 +71,7 @@ test('a congested destination makes it drop and count spans, holding nothing, un
     assert.equal(r.code, 0);
   }
   assert.equal(exp.droppedSpans, droppedFirst + 1000);
-  assert.equal(dest.writableLength, held, 'nothing more was buffered while congested');
+  assert.equal(dest.writableLength, held, 'nothing more was handed over while it stalled');
 
   await dest.releaseAll();
   const after = await exportAsync(exp, manySpans(5, 200));
@@ -78,6 +79,23 @@ test('a congested destination makes it drop and count spans, holding nothing, un
   await dest.releaseAll();
   const written = dest.received.reduce((n, l) => n + JSON.parse(l).resourceSpans[0].scopeSpans[0].spans.length, 0);
   assert.equal(written + exp.droppedSpans, 20 + 1000 + 5, 'every span was either written or counted');
+});
+
+test('a destination that does not tell its pending bytes is skipped from write() === false until drain', async () => {
+  const dest = new EventEmitter();
+  dest.lines = [];
+  dest.write = (line) => dest.lines.push(line) < 2;
+  const exp = new StdoutSpanExporter({ destination: dest, maxLineBytes: 1024 });
+  await exportAsync(exp, manySpans(10, 200)); // several lines: the second write says "full"
+  assert.equal(dest.lines.length, 2);
+  const spansIn = (lines) => lines.reduce((n, l) => n + JSON.parse(l).resourceSpans[0].scopeSpans[0].spans.length, 0);
+  assert.equal(spansIn(dest.lines) + exp.droppedSpans, 10);
+  await exportAsync(exp, manySpans(3, 10));
+  assert.equal(dest.lines.length, 2, 'nothing written before drain');
+  dest.lines.length = 0;
+  dest.emit('drain');
+  await exportAsync(exp, manySpans(3, 10));
+  assert.equal(spansIn(dest.lines), 3);
 });
 
 test('after shutdown, exports fail and write nothing', async () => {
