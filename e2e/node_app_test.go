@@ -98,7 +98,10 @@ func testNodeApp(t *testing.T, runtime string) {
 	}
 	logs, spans := app.output(t)
 	// The summaries of every interval arrive while the sidecar runs; then at
-	// the end of its input it drains and exits 0.
+	// the end of its input it drains and exits 0. (Waiting first because the
+	// summary flushed at shutdown was seen missing once with embedded:stdin:
+	// 1769 of 1875 spans counted. That is the sampling processor's shutdown
+	// order, not this app's concern.)
 	waitSummaries(t, fake, countRedis(spans))
 	if err := s.Stdin.Close(); err != nil {
 		t.Fatal(err)
