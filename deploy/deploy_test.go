@@ -205,10 +205,13 @@ func TestKubernetesDeployment(t *testing.T) {
 		}
 	}
 	k8s := string(readConfig(t, "kubernetes"))
-	for _, want := range []string{"/var/log/pods", "/var/lib/sidecar", "${env:POD_UID}"} {
+	for _, want := range []string{"/var/log/pods", "${env:POD_UID}"} {
 		if !strings.Contains(k8s, want) {
 			t.Errorf("the kubernetes config does not use %s", want)
 		}
+	}
+	if !strings.Contains(string(readFile(t, "../Dockerfile")), "ENV SIDECAR_STATE_DIR=/var/lib/sidecar") {
+		t.Error("the image does not keep its state (file_storage) in /var/lib/sidecar, where the volume is mounted")
 	}
 }
 

@@ -213,6 +213,16 @@ func (s *Sidecar) Stop(t *testing.T) int {
 	return code
 }
 
+// Kill ends the process with SIGKILL, as an OOM kill or a node failure
+// would, and waits for it to be gone.
+func (s *Sidecar) Kill(t *testing.T) {
+	t.Helper()
+	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Fatal(err)
+	}
+	<-s.done
+}
+
 // FreeAddr returns a 127.0.0.1 address with a port that was free just now.
 func FreeAddr(t *testing.T) string {
 	t.Helper()

@@ -18,7 +18,7 @@ func TestSIGTERMFlushesQueuedData(t *testing.T) {
 	fake.Fail("", axiomtest.Status(503))
 	grpcAddr, httpAddr := FreeAddr(t), FreeAddr(t)
 	s := StartSidecar(t, otlpConfig(grpcAddr, httpAddr, fake.URL(), yamlMap{
-		"sending_queue":    yamlMap{"batch": yamlMap{"flush_timeout": "10m", "min_size": 10000, "max_size": 10000}},
+		"sending_queue":    yamlMap{"batch": yamlMap{"flush_timeout": "10m"}},
 		"retry_on_failure": yamlMap{"initial_interval": "100ms"},
 	}).yaml())
 	s.WaitListening(t, httpAddr)
@@ -55,7 +55,7 @@ func TestSIGTERMWithAxiomDownEndsWithinTheGrace(t *testing.T) {
 	grpcAddr, httpAddr := FreeAddr(t), FreeAddr(t)
 	s := StartSidecar(t, otlpConfig(grpcAddr, httpAddr, fake.URL(), yamlMap{
 		"shutdown_timeout": "2s",
-		"sending_queue":    yamlMap{"batch": yamlMap{"flush_timeout": "10m", "min_size": 10000, "max_size": 10000}},
+		"sending_queue":    yamlMap{"batch": yamlMap{"flush_timeout": "10m"}},
 		"retry_on_failure": yamlMap{"initial_interval": "100ms", "max_interval": "200ms"},
 	}).yaml())
 	s.WaitListening(t, httpAddr)

@@ -299,7 +299,8 @@ func TestStdoutForwardBackpressureLosesNothing(t *testing.T) {
 		slow[i] = axiomtest.Slow(time.Second)
 	}
 	fake.Fail("app-logs", slow...)
-	queue := yamlMap{"sending_queue": yamlMap{"queue_size": 5000, "num_consumers": 1, "block_on_overflow": false}}
+	// The smallest memory budget: an in-memory queue of about 1 MiB.
+	queue := yamlMap{"memory": "9MiB", "sending_queue": yamlMap{"block_on_overflow": false}}
 	addr, sock := FreeAddr(t), socketPath(t)
 	s := StartSidecar(t, forwardConfig(addr, sock, fake.URL(), queue).yaml())
 	s.WaitListening(t, addr)

@@ -253,7 +253,8 @@ func TestStdinBackpressureLosesNothing(t *testing.T) {
 		slow[i] = axiomtest.Slow(time.Second)
 	}
 	fake.Fail("app-logs", slow...)
-	queue := yamlMap{"sending_queue": yamlMap{"queue_size": 5000, "num_consumers": 1, "block_on_overflow": false}}
+	// The smallest memory budget: an in-memory queue of about 1 MiB.
+	queue := yamlMap{"memory": "9MiB", "sending_queue": yamlMap{"block_on_overflow": false}}
 	s := StartSidecar(t, stdinConfig(fake.URL(), yamlMap{}, queue).yaml(), WithStdin())
 	w := bufio.NewWriter(s.Stdin)
 	app := &pinoLogger{w: w, pid: 1, hostname: "h", clock: 1764504000000}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -46,6 +47,15 @@ type base struct {
 	startDrain   context.CancelFunc
 	shutdownOnce sync.Once
 	shutdownErr  error
+
+	// pending counts the records (events or spans) the queue accepted in
+	// this process that no push has finished yet; pushing counts pushes
+	// under way; lastActive is when the queue last accepted records or a
+	// push ended (unix ns). A persistent queue's backlog from an earlier
+	// run is not in pending.
+	pending    atomic.Int64
+	pushing    atomic.Int64
+	lastActive atomic.Int64
 }
 
 func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile string) (*base, error) {
@@ -112,15 +122,79 @@ func (b *base) shutdown(context.Context) error {
 	return nil
 }
 
-// boundShutdown runs the exporterhelper shutdown (which drains the queue)
-// with shutdown_timeout as its limit: after it, in-flight and remaining
-// requests are cancelled. A second call returns the first result
+// accept runs offer, which hands n records to the queue, and counts them
+// as pending unless it refused them.
+func (b *base) accept(n int, offer func() error) error {
+	b.pending.Add(int64(n)) // before: a push may finish them before offer returns
+	err := offer()
+	if err != nil {
+		b.pending.Add(-int64(n))
+	}
+	b.lastActive.Store(time.Now().UnixNano())
+	return err
+}
+
+// finished records that a push is done with n records: delivered, or
+// dropped for good and counted.
+func (b *base) finished(n int) { b.pending.Add(-int64(n)) }
+
+// pushStarted marks a push under way; call the function it returns when
+// the push ends.
+func (b *base) pushStarted() func() {
+	b.pushing.Add(1)
+	return func() {
+		b.lastActive.Store(time.Now().UnixNano())
+		b.pushing.Add(-1)
+	}
+}
+
+// drainPoll is how often Shutdown looks whether the queue has drained;
+// drainSlack is how long, beyond the batch's flush_timeout, the queue may
+// take to read what it holds and start a push.
+const (
+	drainPoll  = 20 * time.Millisecond
+	drainSlack = 250 * time.Millisecond
+)
+
+// draining reports whether the queue may still hand pending records to a
+// push: one is under way, or the queue was active within the time a batch
+// waits to be flushed. Beyond that, pending records can only sit in the
+// batch being built, which exporterhelper's Shutdown flushes. The wait is
+// capped at half of shutdown_timeout so that the flush has time to finish.
+func (b *base) draining() bool {
+	q := b.cfg.QueueConfig.Get()
+	if q == nil || q.StorageID == nil || b.pending.Load() <= 0 {
+		return false // an in-memory queue is drained by exporterhelper
+	}
+	quiet := drainSlack
+	if q.Batch.HasValue() {
+		quiet += q.Batch.Get().FlushTimeout
+	}
+	quiet = min(quiet, b.cfg.ShutdownTimeout/2)
+	return b.pushing.Load() > 0 || time.Since(time.Unix(0, b.lastActive.Load())) < quiet
+}
+
+// boundShutdown lets the queue hand what this process queued to pushes,
+// then runs the exporterhelper shutdown (which flushes the batch being
+// built), all within shutdown_timeout: after it, in-flight requests are
+// cancelled and the rest of a persistent queue stays on disk.
+// (exporterhelper drains an in-memory queue itself, but a persistent queue
+// only stops reading.) A second call returns the first result
 // (exporterhelper panics on a second Shutdown).
 func (b *base) boundShutdown(ctx context.Context, inner func(context.Context) error) error {
 	b.shutdownOnce.Do(func() {
 		b.startDrain()
 		t := time.AfterFunc(b.cfg.ShutdownTimeout, b.abort)
 		defer t.Stop()
+		tick := time.NewTicker(drainPoll)
+		defer tick.Stop()
+		for b.draining() && b.abortCtx.Err() == nil && ctx.Err() == nil {
+			select {
+			case <-tick.C:
+			case <-b.abortCtx.Done():
+			case <-ctx.Done():
+			}
+		}
 		b.shutdownErr = inner(ctx)
 	})
 	return b.shutdownErr

@@ -55,13 +55,49 @@ type Config struct {
 	// Headers are added to every request (after the exporter's own).
 	Headers configopaque.MapList `mapstructure:"headers"`
 
+	// Memory bounds, in bytes, what the exporter holds in memory for both
+	// signals together: the batch being built and the requests in flight
+	// (and the queue, when it has no storage).
+	Memory ByteSize `mapstructure:"memory"`
+	// Disk bounds, in bytes, the queue on disk (sending_queue.storage) for
+	// both signals together.
+	Disk ByteSize `mapstructure:"disk"`
+	// MaxRequestBytes caps the uncompressed body of one request to Axiom.
+	MaxRequestBytes ByteSize `mapstructure:"max_request_bytes"`
+
+	// QueueConfig is exporterhelper's sending queue. Its sizes (sizer,
+	// queue_size, num_consumers, batch min_size and max_size) are derived
+	// from memory, disk and max_request_bytes; storage, flush_timeout and
+	// the rest are used as set.
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
 	RetryConfig configretry.BackOffConfig                                `mapstructure:"retry_on_failure"`
 
 	_ struct{}
 }
 
-var _ confmap.Validator = (*Config)(nil)
+var (
+	_ confmap.Validator   = (*Config)(nil)
+	_ confmap.Unmarshaler = (*Config)(nil)
+)
+
+// derivedQueueKeys are the sending_queue settings the budgets decide.
+var derivedQueueKeys = []string{"sizer", "queue_size", "num_consumers", "batch::sizer", "batch::min_size", "batch::max_size"}
+
+// Unmarshal reads the config and derives the sending queue's sizes from
+// the budgets, refusing those sizes when they are set by hand: two places
+// for one bound would contradict each other.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := conf.Unmarshal(c); err != nil {
+		return err
+	}
+	for _, key := range derivedQueueKeys {
+		if conf.IsSet("sending_queue::" + key) {
+			return fmt.Errorf("sending_queue::%s is derived from memory, disk and max_request_bytes: set those instead (see README.md)", key)
+		}
+	}
+	c.QueueConfig = c.queueConfig()
+	return nil
+}
 
 // Validate checks everything that does not depend on the pipelines the
 // exporter is used in; a missing dataset for a signal is reported when that
@@ -97,6 +133,15 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("shutdown_timeout must be positive"))
+	}
+	if c.MaxRequestBytes < minRequestBytes {
+		errs = append(errs, fmt.Errorf("max_request_bytes must be at least %s, to hold one record of the longest line", ByteSize(minRequestBytes)))
+	}
+	if min := (requestCost + 1) * signalShare * ByteSize(minRequestBytes); c.Memory < min {
+		errs = append(errs, fmt.Errorf("memory must be at least %s: one batch and one request in flight per signal", min))
+	}
+	if q := c.QueueConfig.Get(); q != nil && q.StorageID != nil && c.Disk < signalShare*ByteSize(c.batchBytes()) {
+		errs = append(errs, fmt.Errorf("disk must be at least %s: one batch per signal", signalShare*ByteSize(c.batchBytes())))
 	}
 	if c.ProxyURL != "" {
 		if _, err := url.ParseRequestURI(c.ProxyURL); err != nil {

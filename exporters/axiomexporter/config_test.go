@@ -27,8 +27,16 @@ func TestDefaultConfig(t *testing.T) {
 		t.Fatal("sending_queue with batching must be on by default")
 	}
 	b := q.Batch.Get()
-	if b.MinSize != 1000 || b.MaxSize != 10000 || b.FlushTimeout.Seconds() != 1 || string(b.Sizer.String()) != "items" || q.Sizer.String() != "items" {
+	if b.MaxSize > defaultMaxRequestBytes || b.MaxSize < minRequestBytes || b.FlushTimeout.Seconds() != 1 || b.Sizer.String() != "bytes" || q.Sizer.String() != "bytes" {
 		t.Errorf("batch defaults = %+v, queue sizer %v", b, q.Sizer)
+	}
+	// Each signal's batch being built and its requests in flight fit its
+	// half of the memory budget.
+	if held := b.MaxSize + int64(q.NumConsumers)*requestCost*b.MaxSize; held > defaultMemoryBudget/signalShare {
+		t.Errorf("one signal may hold %d bytes, more than half the %d-byte memory budget", held, defaultMemoryBudget)
+	}
+	if cfg.RetryConfig.MaxElapsedTime != 0 {
+		t.Errorf("retry_on_failure gives up after %v: accepted data would be dropped", cfg.RetryConfig.MaxElapsedTime)
 	}
 	if err := confmap.Validate(validConfig()); err != nil {
 		t.Errorf("default config with token and dataset is invalid: %v", err)
@@ -113,7 +121,9 @@ func TestConfigUnmarshal(t *testing.T) {
 		"traces_dataset": "t",
 		"local_dir":      "/tmp/axiom",
 		"headers":        map[string]any{"X-Extra": "1"},
-		"sending_queue":  map[string]any{"storage": "file_storage", "queue_size": 20000},
+		"sending_queue":  map[string]any{"storage": "file_storage"},
+		"disk":           "100MiB",
+		"memory":         64 << 20,
 	})
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	if err := conf.Unmarshal(cfg); err != nil {
@@ -123,11 +133,34 @@ func TestConfigUnmarshal(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := cfg.QueueConfig.Get()
-	if q.StorageID == nil || q.StorageID.String() != "file_storage" || q.QueueSize != 20000 || !q.Batch.HasValue() {
+	if q.StorageID == nil || q.StorageID.String() != "file_storage" || q.QueueSize != 50<<20 || q.Sizer.String() != "bytes" || !q.Batch.HasValue() {
 		t.Errorf("sending_queue = %+v", q)
 	}
 	if got := cfg.apiBaseURL().String(); got != "https://eu-central-1.aws.edge.axiom.co" {
 		t.Errorf("edge base URL = %s", got)
+	}
+}
+
+// The queue's sizes come from the budgets only: set by hand they are refused
+// with a message that names the budgets.
+func TestQueueSizesComeFromBudgets(t *testing.T) {
+	for _, key := range []string{"queue_size", "sizer", "num_consumers"} {
+		conf := confmap.NewFromStringMap(map[string]any{"sending_queue": map[string]any{key: map[string]any{"queue_size": 1, "sizer": "items", "num_consumers": 2}[key]}})
+		err := conf.Unmarshal(NewFactory().CreateDefaultConfig())
+		if err == nil || !strings.Contains(err.Error(), "memory, disk") {
+			t.Errorf("sending_queue::%s: err = %v, want one naming the budgets", key, err)
+		}
+	}
+	var s ByteSize
+	for text, want := range map[string]ByteSize{"1GiB": 1 << 30, "512 KiB": 512 << 10, "1048576": 1 << 20, "3MiB": 3 << 20} {
+		if err := s.UnmarshalText([]byte(text)); err != nil || s != want {
+			t.Errorf("%q = %d, %v; want %d", text, s, err, want)
+		}
+	}
+	for _, bad := range []string{"1GB", "-1", "lots", "1.5MiB"} {
+		if err := s.UnmarshalText([]byte(bad)); err == nil {
+			t.Errorf("%q was accepted as %d", bad, s)
+		}
 	}
 }
 

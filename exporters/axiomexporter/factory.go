@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
 )
@@ -26,37 +28,32 @@ func NewFactory() exporter.Factory {
 	)
 }
 
-// Queue defaults mirror the @axiomhq/pino transport this replaces: a
-// request every second or every 1,000 events, at most Axiom's 10,000 per
-// request. The queue holds 50,000 items (about five full requests, some
-// tens of MB of log records): enough to ride out a short Axiom outage
-// without letting a long one grow memory without bound; when it is full,
-// new data is refused and counted (otelcol_exporter_enqueue_failed_*).
-const (
-	defaultQueueSize    = 50_000
-	defaultNumConsumers = 4
-)
-
+// The sending queue's sizes come from the budgets (budget.go). A batch is
+// sent every second, or sooner once it holds half a request; at most
+// Axiom's 10,000 events go in one request.
 func createDefaultConfig() component.Config {
 	batch := exporterhelper.NewDefaultBatchConfig()
 	batch.FlushTimeout = time.Second
-	batch.MinSize = 1_000
-	batch.MaxSize = maxEventsPerRequest
 	queue := exporterhelper.NewDefaultQueueConfig()
-	queue.Sizer = batch.Sizer // items
-	queue.QueueSize = defaultQueueSize
-	queue.NumConsumers = defaultNumConsumers
 	queue.Batch = configoptional.Some(batch)
 
+	// Data waits (on disk, with storage) for as long as Axiom refuses it:
+	// giving up after a while would drop what was accepted.
 	retry := configretry.NewDefaultBackOffConfig()
 	retry.InitialInterval = time.Second
+	retry.MaxElapsedTime = 0
 
-	return &Config{
+	cfg := &Config{
 		Timeout:         30 * time.Second,
 		ShutdownTimeout: 10 * time.Second,
+		Memory:          defaultMemoryBudget,
+		Disk:            defaultDiskBudget,
+		MaxRequestBytes: defaultMaxRequestBytes,
 		QueueConfig:     configoptional.Some(queue),
 		RetryConfig:     retry,
 	}
+	cfg.QueueConfig = cfg.queueConfig()
+	return cfg
 }
 
 func exporterOptions(cfg *Config, start component.StartFunc, shutdown component.ShutdownFunc) []exporterhelper.Option {
@@ -97,11 +94,16 @@ func createTraces(ctx context.Context, set exporter.Settings, c component.Config
 	return boundedTraces{Traces: inner, base: e.base}, nil
 }
 
-// boundedLogs and boundedTraces put shutdown_timeout around exporterhelper's
-// Shutdown, which drains the queue first and calls our shutdown last.
+// boundedLogs and boundedTraces count what the queue accepts, and put
+// shutdown_timeout around exporterhelper's Shutdown, which calls our
+// shutdown last: until then they wait for the queue to drain.
 type boundedLogs struct {
 	exporter.Logs
 	base *base
+}
+
+func (x boundedLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	return x.base.accept(ld.LogRecordCount(), func() error { return x.Logs.ConsumeLogs(ctx, ld) })
 }
 
 func (x boundedLogs) Shutdown(ctx context.Context) error {
@@ -111,6 +113,10 @@ func (x boundedLogs) Shutdown(ctx context.Context) error {
 type boundedTraces struct {
 	exporter.Traces
 	base *base
+}
+
+func (x boundedTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	return x.base.accept(td.SpanCount(), func() error { return x.Traces.ConsumeTraces(ctx, td) })
 }
 
 func (x boundedTraces) Shutdown(ctx context.Context) error {

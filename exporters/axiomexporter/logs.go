@@ -58,6 +58,7 @@ func (e *logsExporter) start(ctx context.Context, host component.Host) error {
 // request is retried on its own (see deliver), so nothing Axiom accepted is
 // sent twice; a request rejected for good does not stop the others.
 func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
+	defer e.pushStarted()()
 	enc := e.encoders.get()
 	defer e.encoders.put(enc)
 	now := time.Now()
@@ -68,6 +69,9 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 	)
 	flush := func() error {
 		err := e.send(ctx, enc, ld, start, n, now)
+		if err == nil || consumererror.IsPermanent(err) {
+			e.finished(n)
+		}
 		enc.events, n = enc.events[:0], 0
 		switch {
 		case err == nil:

@@ -106,3 +106,35 @@ func TestPersistentQueueSurvivesRestart(t *testing.T) {
 		t.Errorf("got %d events after restart, want 15", n)
 	}
 }
+
+// A persistent queue only stops reading at Shutdown; the exporter first
+// lets it hand over everything this process queued, so that `app | sidecar`
+// delivers all of its input at EOF instead of leaving it on disk.
+func TestShutdownDrainsPersistentQueue(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	srv.Fail(logsDS, axiomtest.Slow(50*time.Millisecond), axiomtest.Slow(50*time.Millisecond))
+	host, storageID := startFileStorage(t, t.TempDir())
+	cfg := testConfig(srv.URL())
+	cfg.QueueConfig = NewFactory().CreateDefaultConfig().(*Config).QueueConfig
+	cfg.QueueConfig.Get().StorageID = &storageID
+	cfg.ShutdownTimeout = time.Minute // generous: only bounds a failing test
+	exp, err := NewFactory().CreateLogs(context.Background(), newHarness().set, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Start(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+	const batches, per = 40, 500
+	for range batches {
+		if err := exp.ConsumeLogs(context.Background(), stringLogs(per)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.EventCount(logsDS); n != batches*per {
+		t.Errorf("got %d events after shutdown, want %d", n, batches*per)
+	}
+}

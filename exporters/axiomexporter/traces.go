@@ -49,7 +49,13 @@ func (e *tracesExporter) start(ctx context.Context, host component.Host) error {
 	return e.base.start(ctx, host, "spans")
 }
 
-func (e *tracesExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
+func (e *tracesExporter) pushTraces(ctx context.Context, td ptrace.Traces) (err error) {
+	defer e.pushStarted()()
+	defer func(spans int) {
+		if err == nil || consumererror.IsPermanent(err) {
+			e.finished(spans)
+		}
+	}(td.SpanCount())
 	req := ptraceotlp.NewExportRequestFromTraces(td)
 	if e.file != nil {
 		line, err := req.MarshalJSON()

@@ -13,8 +13,9 @@ import (
 )
 
 // maxBodyBytes bounds a decompressed body so a bad client cannot exhaust
-// memory. Axiom's limit for /ingest is undocumented; its 4 MiB OTLP metrics
-// limit shows it has one. 256 MiB leaves room for 10k large events.
+// memory; WithMaxBodyBytes lowers it. Axiom's limit for /ingest is
+// undocumented; its 4 MiB OTLP metrics limit shows it has one. 256 MiB
+// leaves room for 10k large events.
 const maxBodyBytes = 256 << 20
 
 var (
@@ -48,19 +49,20 @@ type bodyError struct {
 func (e *bodyError) Error() string { return e.msg }
 
 // readBody reads the whole request body, decoded per Content-Encoding
-// (gzip, zstd or none), into a pooled buffer the caller must return.
-func readBody(r *http.Request) (*bytes.Buffer, error) {
+// (gzip, zstd or none), into a pooled buffer the caller must return; a body
+// over limit bytes uncompressed is refused with 413.
+func readBody(r *http.Request, limit int64) (*bytes.Buffer, error) {
 	buf := getBuffer()
 	var err error
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
-		err = readLimited(buf, r.Body)
+		err = readLimited(buf, r.Body, limit)
 	case "gzip":
-		err = readGzip(buf, r.Body)
+		err = readGzip(buf, r.Body, limit)
 	case "zstd":
 		d := zstdPool.Get().(*zstd.Decoder)
 		if err = d.Reset(r.Body); err == nil {
-			err = readLimited(buf, d)
+			err = readLimited(buf, d, limit)
 		}
 		_ = d.Reset(nil) // drop the reference to the body
 		zstdPool.Put(d)
@@ -78,7 +80,7 @@ func readBody(r *http.Request) (*bytes.Buffer, error) {
 	return buf, nil
 }
 
-func readGzip(buf *bytes.Buffer, body io.Reader) error {
+func readGzip(buf *bytes.Buffer, body io.Reader, limit int64) error {
 	z, _ := gzipPool.Get().(*gzip.Reader)
 	if z == nil {
 		z = new(gzip.Reader)
@@ -87,16 +89,16 @@ func readGzip(buf *bytes.Buffer, body io.Reader) error {
 	if err := z.Reset(body); err != nil {
 		return err
 	}
-	return readLimited(buf, z)
+	return readLimited(buf, z, limit)
 }
 
-func readLimited(buf *bytes.Buffer, r io.Reader) error {
-	n, err := buf.ReadFrom(io.LimitReader(r, maxBodyBytes+1))
+func readLimited(buf *bytes.Buffer, r io.Reader, limit int64) error {
+	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
 	if err != nil {
 		return err
 	}
-	if n > maxBodyBytes {
-		return &bodyError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes uncompressed", maxBodyBytes)}
+	if n > limit {
+		return &bodyError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes uncompressed", limit)}
 	}
 	return nil
 }

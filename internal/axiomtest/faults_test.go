@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -233,5 +234,35 @@ func TestFaultModifiersDoNotShareHeaders(t *testing.T) {
 	_ = base.WithBody("text/plain", "x").WithRetryAfter(time.Second)
 	if base.Header.Get("Content-Type") != "application/json" || base.Header.Get("Retry-After") != "" {
 		t.Errorf("modifier changed the original fault: %v", base.Header)
+	}
+}
+
+func TestOutageLastsUntilEnded(t *testing.T) {
+	srv := NewForTest(t)
+	srv.Outage("a", Status(503))
+	srv.Fail("a", Status(429))
+	send := func(ds string) int {
+		code, _, _ := post(t, srv.URL()+"/v1/datasets/"+ds+"/ingest", ingestHeader("application/x-ndjson"), []byte(ndjson2))
+		return code
+	}
+	got := []int{send("a"), send("a"), send("a"), send("b")}
+	srv.EndOutage("a")
+	got = append(got, send("a"))
+	if want := []int{429, 503, 503, 200, 200}; !slices.Equal(got, want) {
+		t.Fatalf("statuses %v, want %v", got, want)
+	}
+	if srv.EventCount("a") != 2 {
+		t.Errorf("%d events in a, want 2 (only after the outage)", srv.EventCount("a"))
+	}
+}
+
+func TestMaxBodyBytes(t *testing.T) {
+	srv := NewForTest(t, WithMaxBodyBytes(int64(len(ndjson2))))
+	url := srv.URL() + "/v1/datasets/a/ingest"
+	if code, _, _ := post(t, url, ingestHeader("application/x-ndjson"), []byte(ndjson2)); code != 200 {
+		t.Errorf("a body of exactly the limit: %d", code)
+	}
+	if code, _, _ := post(t, url, ingestHeader("application/x-ndjson"), []byte(ndjson2+"\n")); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body one byte over the limit: %d, want 413", code)
 	}
 }

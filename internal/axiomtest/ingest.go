@@ -49,7 +49,7 @@ func (s *Server) serveIngest(r *http.Request, rejectFirst int) (answer, result) 
 	if err != nil {
 		return bodyErrorAnswer(err), result{}
 	}
-	body, err := readBody(r)
+	body, err := readBody(r, s.cfg.maxBody)
 	if err != nil {
 		return bodyErrorAnswer(err), result{}
 	}

@@ -19,7 +19,7 @@ func (s *Server) serveOTLP(r *http.Request, rt route, rejectFirst int) (answer, 
 	if mt != "application/x-protobuf" && mt != "application/json" {
 		return messageAnswer(http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported content type %q (use application/x-protobuf or application/json)", mt)), result{}
 	}
-	body, err := readBody(r)
+	body, err := readBody(r, s.cfg.maxBody)
 	if err != nil {
 		return bodyErrorAnswer(err), result{}
 	}

@@ -34,6 +34,7 @@ type config struct {
 	datasets  map[string]bool // nil: every dataset exists
 	countOnly bool
 	maxEvents int
+	maxBody   int64
 }
 
 // WithTokens restricts the accepted tokens; by default any token that starts
@@ -65,6 +66,10 @@ func WithCountOnly() Option { return func(c *config) { c.countOnly = true } }
 // WithMaxEvents sets the events-per-request limit (Axiom's is 10000).
 func WithMaxEvents(n int) Option { return func(c *config) { c.maxEvents = n } }
 
+// WithMaxBodyBytes answers 413 to a request whose body is over n bytes
+// uncompressed (default 256 MiB).
+func WithMaxBodyBytes(n int64) Option { return func(c *config) { c.maxBody = n } }
+
 // WithAddr listens on addr instead of 127.0.0.1:0 (for cmd/fakeaxiom).
 func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 
@@ -78,6 +83,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	faults   faultQueues
+	outages  map[string]Fault // standing faults per dataset; "" = every request
 	datasets map[string]*dataset
 	requests []Request
 	totals   counters
@@ -95,12 +101,15 @@ type Request struct {
 
 // New starts a fake Axiom on 127.0.0.1 at a free port; it serves at once.
 func New(opts ...Option) (*Server, error) {
-	cfg := config{addr: "127.0.0.1:0", maxEvents: 10000}
+	cfg := config{addr: "127.0.0.1:0", maxEvents: 10000, maxBody: maxBodyBytes}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.maxEvents <= 0 {
 		return nil, fmt.Errorf("axiomtest: max events must be positive, got %d", cfg.maxEvents)
+	}
+	if cfg.maxBody <= 0 || cfg.maxBody > maxBodyBytes {
+		return nil, fmt.Errorf("axiomtest: max body bytes must be in 1..%d, got %d", maxBodyBytes, cfg.maxBody)
 	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -111,6 +120,7 @@ func New(opts ...Option) (*Server, error) {
 		listener: ln,
 		closing:  make(chan struct{}),
 		faults:   faultQueues{},
+		outages:  map[string]Fault{},
 		datasets: map[string]*dataset{},
 		changed:  make(chan struct{}),
 	}
@@ -154,6 +164,36 @@ func (s *Server) Fail(dataset string, faults ...Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults[dataset] = append(s.faults[dataset], faults...)
+}
+
+// Outage answers every request for dataset ("" = any) with f, after the
+// scripted faults, until EndOutage. Fault.Delay applies to each request.
+func (s *Server) Outage(dataset string, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outages[dataset] = f
+}
+
+// EndOutage ends Outage for dataset ("" = the catch-all one).
+func (s *Server) EndOutage(dataset string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.outages, dataset)
+}
+
+// nextFault is the fault for a request to ds: a scripted one, else a
+// standing outage.
+func (s *Server) nextFault(ds string) (Fault, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.faults.next(ds); ok {
+		return f, true
+	}
+	if f, ok := s.outages[ds]; ok {
+		return f, true
+	}
+	f, ok := s.outages[""]
+	return f, ok
 }
 
 // Handler serves the Axiom API plus the fake's own read-back routes:
@@ -245,9 +285,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Dataset = ds
 
-	s.mu.Lock()
-	fault, faulted := s.faults.next(ds)
-	s.mu.Unlock()
+	fault, faulted := s.nextFault(ds)
 
 	var (
 		ans answer
