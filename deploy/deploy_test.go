@@ -1,270 +1,266 @@
 // Package deploy holds ready-to-use deployment files: an ECS task definition
 // (the sidecar as the FireLens log router), a Kubernetes native-sidecar
-// Deployment and a docker compose setup. The tests check that they agree
-// with the binary: the embedded configs they name exist, the ports and
-// paths they wire match those configs, and secrets stay secret.
+// Deployment, a docker compose setup and the Dockerfile's image.
+//
+// The tests read each file with its platform's own code (the AWS SDK's ECS
+// types and serializer, apimachinery's strict decoder into k8s.io/api types
+// and the Pod Security admission checks, compose-go, BuildKit's Dockerfile
+// parser and linter), run the real binary's `sidecar validate` on the
+// config and environment each file gives the sidecar, and check that ports,
+// socket paths, variable names and volume paths agree across the files.
+// Every check also runs on a deliberately broken copy in testdata/broken/,
+// which it must reject (TestBrokenCopiesAreRejected).
+//
+// These libraries are test-only: nothing in cmd/sidecar imports them
+// (TestPlatformLibrariesStayOutOfTheBinary).
 package deploy
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
-	"regexp"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/sidecarhq/sidecar/configs"
 )
 
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+// The deploy files' shared facts. The Dockerfile sets the state directory
+// for the image; every file mounts a volume there.
+const (
+	stateDir      = "/var/lib/sidecar"
+	stateDirEnv   = "SIDECAR_STATE_DIR"
+	healthBinary  = "/sidecar"
+	forwardSocket = "/var/run/fluent.sock"
+	otlpHTTPPort  = "4318"
+)
+
+// sidecar is what a deploy file says about the sidecar container, read from
+// the platform's own types, for the checks every file must pass.
+type sidecar struct {
+	file string
+	// args follow the image's ENTRYPOINT (/sidecar).
+	args []string
+	// env holds plain values; a value from a secret or the downward API
+	// is a placeholder, and its name is in secrets or fieldRefs.
+	env     map[string]string
+	secrets []string
+	// mounts maps a container path to whether it is read-only.
+	mounts map[string]bool
+	// health is the command of the health check or probe, without
+	// docker's "CMD" marker.
+	health []string
+	// appOTLP is the app container's OTEL_EXPORTER_OTLP_ENDPOINT.
+	appOTLP string
 }
 
-// embeddedConfigArg returns the X of "--config embedded:X" in args and
-// fails unless X is a config compiled into the binary.
-func embeddedConfigArg(t *testing.T, args []string) string {
-	t.Helper()
+// tokenFromSecret checks that the token is not a plain value in the file
+// (ECS and Kubernetes have secrets; compose passes the user's shell's).
+func (s sidecar) tokenFromSecret() error {
+	if !slices.Contains(s.secrets, "AXIOM_TOKEN") {
+		return errors.New("AXIOM_TOKEN does not come from a secret")
+	}
+	return nil
+}
+
+// check runs the checks every deploy file's sidecar must pass and returns
+// every failure.
+func (s sidecar) check() error {
+	var errs []error
+	if _, err := embeddedConfig(s.args); err != nil {
+		errs = append(errs, err)
+	}
+	if !slices.Equal(s.health, []string{healthBinary, "health"}) {
+		errs = append(errs, fmt.Errorf("health check %q: want the image's own [%s health], which asks $SIDECAR_HEALTH_ENDPOINT where the config listens", s.health, healthBinary))
+	}
+	if got := s.env[stateDirEnv]; got != stateDir {
+		errs = append(errs, fmt.Errorf("%s=%q, want %s", stateDirEnv, got, stateDir))
+	}
+	if ro, ok := s.mounts[stateDir]; !ok || ro {
+		errs = append(errs, fmt.Errorf("no writable volume at %s (%s): the queue and offsets would not survive a restart", stateDir, stateDirEnv))
+	}
+	if u, err := url.Parse(s.appOTLP); err != nil || u.Port() != otlpHTTPPort {
+		errs = append(errs, fmt.Errorf("the app sends OTLP to %q, not to the sidecar's OTLP/HTTP port %s", s.appOTLP, otlpHTTPPort))
+	}
+	if err := validateWithBinary(s.args, s.env); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// dockerHealthCommand drops the "CMD" marker of a docker health check
+// (ECS and compose use docker's form); "CMD-SHELL" stays, and fails.
+func dockerHealthCommand(test []string) []string {
+	if len(test) > 0 && test[0] == "CMD" {
+		return test[1:]
+	}
+	return test
+}
+
+// embeddedConfig returns the X of "--config embedded:X" in args, or an error
+// unless X is a config compiled into the binary.
+func embeddedConfig(args []string) (string, error) {
 	i := slices.Index(args, "--config")
 	if i < 0 || i+1 >= len(args) {
-		t.Fatalf("no --config in %q", args)
+		return "", fmt.Errorf("no --config in %q", args)
 	}
 	name, ok := strings.CutPrefix(args[i+1], configs.Scheme+":")
 	if !ok || !slices.Contains(configs.Names(), name) {
-		t.Fatalf("%q is not an embedded config (have %v)", args[i+1], configs.Names())
+		return "", fmt.Errorf("%q is not an embedded config (have %v)", args[i+1], configs.Names())
 	}
-	return name
+	return name, nil
 }
 
-func TestECSTaskDefinition(t *testing.T) {
-	type container struct {
-		Name                  string
-		Command               []string
-		Essential             bool
-		FirelensConfiguration *struct{ Type string }
-		Environment           []struct{ Name, Value string }
-		Secrets               []struct{ Name, ValueFrom string }
-		HealthCheck           *struct{ Command []string }
-		LogConfiguration      struct{ LogDriver string }
-		DependsOn             []struct{ ContainerName, Condition string }
-		StopTimeout           int
-	}
-	var task struct {
-		NetworkMode          string
-		ContainerDefinitions []container
-	}
-	if err := json.Unmarshal(readFile(t, "ecs/task-definition.json"), &task); err != nil {
-		t.Fatal(err)
-	}
-	if task.NetworkMode != "awsvpc" {
-		t.Errorf("networkMode %q: the ecs config listens on 127.0.0.1, which only awsvpc tasks share", task.NetworkMode)
-	}
-	var router, app *container
-	for i, c := range task.ContainerDefinitions {
-		if c.FirelensConfiguration != nil {
-			router = &task.ContainerDefinitions[i]
-		} else {
-			app = &task.ContainerDefinitions[i]
-		}
-	}
-	if router == nil || app == nil {
-		t.Fatal("want one FireLens log router and one app container")
-	}
-	if name := embeddedConfigArg(t, router.Command); name != "ecs" {
-		t.Errorf("the router runs embedded:%s, want embedded:ecs", name)
-	}
-	if !router.Essential {
-		t.Error("the log router must be essential: without it the app's logs go nowhere")
-	}
-	for _, e := range router.Environment {
-		if e.Name == "AXIOM_TOKEN" {
-			t.Error("AXIOM_TOKEN is a plain environment value; use secrets")
-		}
-	}
-	if !slices.ContainsFunc(router.Secrets, func(s struct{ Name, ValueFrom string }) bool { return s.Name == "AXIOM_TOKEN" }) {
-		t.Error("the router gets no AXIOM_TOKEN secret")
-	}
-	if router.HealthCheck == nil || !slices.Equal(router.HealthCheck.Command, []string{"CMD", "/sidecar", "health"}) {
-		t.Errorf("router health check %v, want the sidecar's own health command", router.HealthCheck)
-	}
-	if app.LogConfiguration.LogDriver != "awsfirelens" {
-		t.Errorf("app log driver %q, want awsfirelens", app.LogConfiguration.LogDriver)
-	}
-	if len(app.DependsOn) != 1 || app.DependsOn[0].ContainerName != router.Name {
-		t.Errorf("the app must start after the router: dependsOn %v", app.DependsOn)
-	}
-	if app.StopTimeout >= router.StopTimeout {
-		t.Errorf("app stopTimeout %d >= router's %d: the router must outlive the app to flush its last lines", app.StopTimeout, router.StopTimeout)
-	}
-	ecs := string(readConfig(t, "ecs"))
-	if !strings.Contains(ecs, "/var/run/fluent.sock") {
-		t.Error("the ecs config does not listen on /var/run/fluent.sock, where FireLens points the app's log driver")
-	}
+// sidecarBinary is built once by TestMain.
+var sidecarBinary string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
 }
 
-func readConfig(t *testing.T, name string) []byte {
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "deploy-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	sidecarBinary = filepath.Join(dir, "sidecar")
+	build := exec.Command("go", "build", "-o", sidecarBinary, "../cmd/sidecar")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the sidecar: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// validateWithBinary runs `sidecar validate` with the file's arguments and
+// environment, as the container would start (values from secrets and the
+// downward API replaced by placeholders).
+func validateWithBinary(args []string, env map[string]string) error {
+	cmd := exec.Command(sidecarBinary, append([]string{"validate"}, args...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("sidecar validate %q with the file's environment: %v\n%s", args, err, out)
+	}
+	return nil
+}
+
+func readConfig(t *testing.T, name string) string {
 	t.Helper()
 	b, err := configs.Read(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return string(b)
 }
 
-func TestKubernetesDeployment(t *testing.T) {
-	type envVar struct {
-		Name      string
-		Value     string
-		ValueFrom map[string]map[string]string `yaml:"valueFrom"`
-	}
-	type mount struct {
-		Name      string
-		MountPath string `yaml:"mountPath"`
-		ReadOnly  bool   `yaml:"readOnly"`
-	}
-	type ctr struct {
-		Name          string
-		Args          []string
-		RestartPolicy string `yaml:"restartPolicy"`
-		Env           []envVar
-		VolumeMounts  []mount        `yaml:"volumeMounts"`
-		StartupProbe  map[string]any `yaml:"startupProbe"`
-		LivenessProbe map[string]any `yaml:"livenessProbe"`
-	}
-	var d struct {
-		Spec struct {
-			Template struct {
-				Spec struct {
-					InitContainers []ctr `yaml:"initContainers"`
-					Containers     []ctr
-					Volumes        []struct {
-						Name     string
-						HostPath *struct{ Path string } `yaml:"hostPath"`
-						EmptyDir *struct{}              `yaml:"emptyDir"`
-					}
-				}
-			}
-		}
-	}
-	if err := yaml.Unmarshal(readFile(t, "k8s/sidecar.yaml"), &d); err != nil {
+// TestEveryFileAgrees reads every deploy file and checks the facts they
+// share: the state volume, the health probe, the configs they run.
+func TestEveryFileAgrees(t *testing.T) {
+	ecs, err := ecsSidecar("ecs/task-definition.json")
+	if err != nil {
 		t.Fatal(err)
 	}
-	pod := d.Spec.Template.Spec
-	if len(pod.InitContainers) != 1 {
-		t.Fatalf("want the sidecar as the one init container, got %d", len(pod.InitContainers))
-	}
-	sc := pod.InitContainers[0]
-	if sc.RestartPolicy != "Always" {
-		t.Errorf("restartPolicy %q: a native sidecar needs Always", sc.RestartPolicy)
-	}
-	if name := embeddedConfigArg(t, sc.Args); name != "kubernetes" {
-		t.Errorf("the sidecar runs embedded:%s, want embedded:kubernetes", name)
-	}
-	for name, p := range map[string]map[string]any{"startupProbe": sc.StartupProbe, "livenessProbe": sc.LivenessProbe} {
-		// The kubelet sends HTTP probes from the node, which cannot reach
-		// the pod's loopback where the health check listens.
-		if fmt.Sprint(p["exec"]) != "map[command:[/sidecar health]]" {
-			t.Errorf("%s %v: want an exec probe running /sidecar health", name, p)
-		}
-	}
-	env := map[string]envVar{}
-	for _, e := range sc.Env {
-		env[e.Name] = e
-	}
-	for name, path := range map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_UID": "metadata.uid"} {
-		if env[name].ValueFrom["fieldRef"]["fieldPath"] != path {
-			t.Errorf("%s must come from the downward API field %s", name, path)
-		}
-	}
-	if env["AXIOM_TOKEN"].ValueFrom["secretKeyRef"] == nil {
-		t.Error("AXIOM_TOKEN must come from a secret")
-	}
-	if env["SIDECAR_CONTAINER_NAME"].Value != sc.Name {
-		t.Errorf("SIDECAR_CONTAINER_NAME %q is not the container's name %q: the sidecar would ship its own logs", env["SIDECAR_CONTAINER_NAME"].Value, sc.Name)
-	}
-	mounts := map[string]mount{}
-	for _, m := range sc.VolumeMounts {
-		mounts[m.MountPath] = m
-	}
-	if m, ok := mounts["/var/log/pods"]; !ok || !m.ReadOnly {
-		t.Error("/var/log/pods must be mounted read-only")
-	}
-	if _, ok := mounts["/var/lib/sidecar"]; !ok {
-		t.Error("/var/lib/sidecar (file offsets) is not mounted: a restarted sidecar would not resume")
-	}
-	for _, v := range pod.Volumes {
-		if m, ok := mounts["/var/log/pods"]; ok && v.Name == m.Name && (v.HostPath == nil || v.HostPath.Path != "/var/log/pods") {
-			t.Errorf("volume %s must be the node's /var/log/pods", v.Name)
-		}
-	}
-	k8s := string(readConfig(t, "kubernetes"))
-	for _, want := range []string{"/var/log/pods", "${env:POD_UID}"} {
-		if !strings.Contains(k8s, want) {
-			t.Errorf("the kubernetes config does not use %s", want)
-		}
-	}
-	if !strings.Contains(string(readFile(t, "../Dockerfile")), "ENV SIDECAR_STATE_DIR=/var/lib/sidecar") {
-		t.Error("the image does not keep its state (file_storage) in /var/lib/sidecar, where the volume is mounted")
-	}
-}
-
-func TestCompose(t *testing.T) {
-	var c struct {
-		Services map[string]struct {
-			Command []string
-			Ports   []string
-			Logging struct {
-				Driver  string
-				Options map[string]string
-			}
-			Environment map[string]string
-		}
-	}
-	if err := yaml.Unmarshal(readFile(t, "compose/docker-compose.yaml"), &c); err != nil {
+	k8s, err := k8sSidecar("k8s/sidecar.yaml")
+	if err != nil {
 		t.Fatal(err)
 	}
-	sc, ok := c.Services["sidecar"]
-	if !ok {
-		t.Fatal("no sidecar service")
+	compose, err := composeSidecar(nil, "compose/docker-compose.yaml")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if name := embeddedConfigArg(t, sc.Command); name != "compose" {
-		t.Errorf("the sidecar runs embedded:%s, want embedded:compose", name)
+	image, err := parseDockerfile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, p := range sc.Ports {
-		if !strings.HasPrefix(p, "127.0.0.1:") {
-			t.Errorf("port %s is published on every host interface", p)
+	for _, s := range []sidecar{ecs, k8s, compose} {
+		if err := s.check(); err != nil {
+			t.Errorf("%s: %v", s.file, err)
+		}
+		if image.env[stateDirEnv] != s.env[stateDirEnv] {
+			t.Errorf("%s: %s=%q, the image sets %q", s.file, stateDirEnv, s.env[stateDirEnv], image.env[stateDirEnv])
 		}
 	}
-	app := c.Services["app"]
-	if app.Logging.Driver != "fluentd" {
-		t.Fatalf("the app logs through %q, want docker's fluentd driver", app.Logging.Driver)
+	// The port the apps send OTLP to is where the configs listen.
+	for _, name := range []string{"default", "compose"} {
+		if cfg := readConfig(t, name); !strings.Contains(cfg, ":"+otlpHTTPPort+"}") {
+			t.Errorf("the %s config does not listen for OTLP/HTTP on %s", name, otlpHTTPPort)
+		}
 	}
-	addr := app.Logging.Options["fluentd-address"]
-	if !slices.Contains(sc.Ports, addr+":24224") {
-		t.Errorf("fluentd-address %s is not a port the sidecar publishes (%v)", addr, sc.Ports)
-	}
-	if !strings.Contains(string(readConfig(t, "compose")), "0.0.0.0:24224") {
-		t.Error("the compose config does not listen for forward on 24224 inside the container")
+	// The state (queue, file offsets) is kept where the files' variable says.
+	if cfg := readConfig(t, "default"); !strings.Contains(cfg, "directory: ${env:"+stateDirEnv+":-") {
+		t.Errorf("the default config's file_storage does not follow $%s", stateDirEnv)
 	}
 }
 
-func TestDockerfile(t *testing.T) {
-	df := string(readFile(t, "../Dockerfile"))
-	gomod := string(readFile(t, "../go.mod"))
-	goVersion := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindStringSubmatch(gomod)
-	if goVersion == nil || !strings.Contains(df, " golang:"+goVersion[1]+" AS build") {
-		t.Errorf("the Dockerfile's Go image does not match go.mod's go %v", goVersion)
+// TestBrokenCopiesAreRejected runs each check on a deliberately broken copy
+// of a deploy file: a check that passes on it tests nothing.
+func TestBrokenCopiesAreRejected(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		check func(string) error
+		want  string
+	}{
+		// ECS: the SDK's types, strictly.
+		{"ecs/key-casing.json", checkECS, "FireLensConfiguration: unknown field"},
+		{"ecs/unknown-field.json", checkECS, "stopTimout: unknown field"},
+		{"ecs/bad-enum.json", checkECS, `"awsVPC" is not a NetworkMode`},
+		{"ecs/no-family.json", checkECS, "missing required field, RegisterTaskDefinitionInput.Family"},
+		{"ecs/ecs-log-metadata.json", checkECS, "enable-ecs-log-metadata"},
+		{"ecs/curl-health.json", checkECS, "want the image's own"},
+		{"ecs/no-state-volume.json", checkECS, "no writable volume at /var/lib/sidecar"},
+		{"ecs/url-and-edge.json", checkECS, "sidecar validate"},
+		// Kubernetes: apimachinery's strict decoder, Pod Security.
+		{"k8s/key-casing.yaml", checkK8s, `unknown field "spec.template.spec.initContainers[0].volumeMounts[0].readonly"`},
+		{"k8s/http-probe.yaml", checkK8s, "want the image's own"},
+		{"k8s/capabilities-kept.yaml", checkK8s, "restricted level"},
+		{"k8s/bad-container-name.yaml", checkK8s, `container name "My_App": a lowercase RFC 1123 label`},
+		{"k8s/no-downward-uid.yaml", checkK8s, "POD_UID"},
+		{"k8s/otlp-port.yaml", checkK8s, "not to the sidecar's OTLP/HTTP port 4318"},
+		// compose: compose-go.
+		{"compose/depends-on-missing.yaml", checkCompose, "depends on undefined service"},
+		{"compose/unknown-key.yaml", checkCompose, "additional properties 'retrys' not allowed"},
+		{"compose/no-edge.yaml", checkCompose, "AXIOM_EDGE"},
+		// Dockerfile: BuildKit's parser and linter.
+		{"Dockerfile.lint", checkDockerfile, "FromAsCasing"},
+		{"Dockerfile.parse", checkDockerfile, "unknown instruction"},
+		{"Dockerfile.single-arch", checkDockerfile, "TARGETARCH"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			err := tc.check(filepath.Join("testdata", "broken", tc.file))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v\nwant one mentioning %q", err, tc.want)
+			}
+			if testing.Verbose() {
+				t.Log(err)
+			}
+		})
 	}
-	for _, want := range []string{"./cmd/sidecar", "./cmd/fakeaxiom", "AS fakeaxiom", `ENTRYPOINT ["/sidecar"]`} {
-		if !strings.Contains(df, want) {
-			t.Errorf("the Dockerfile lacks %s", want)
+}
+
+// TestPlatformLibrariesStayOutOfTheBinary: the platforms' libraries are
+// for these tests only.
+func TestPlatformLibrariesStayOutOfTheBinary(t *testing.T) {
+	out, err := exec.Command("go", "version", "-m", sidecarBinary).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, out)
+	}
+	// (k8s.io/apimachinery is linked already, through the collector's
+	// telemetry and its cloud resource detectors.)
+	for _, mod := range []string{
+		"github.com/aws/aws-sdk-go-v2/service/ecs", "k8s.io/api", "k8s.io/pod-security-admission",
+		"github.com/compose-spec/compose-go/v2", "github.com/moby/buildkit", "sigs.k8s.io/kustomize/api",
+	} {
+		if strings.Contains(string(out), "\t"+mod+"\t") {
+			t.Errorf("the sidecar binary links %s", mod)
 		}
 	}
 }
