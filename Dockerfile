@@ -32,8 +32,6 @@ LABEL org.opencontainers.image.title="sidecar" \
       org.opencontainers.image.source="https://github.com/sidecarhq/sidecar" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}"
-# Durable state (queue, file offsets): every deploy file mounts a volume here.
-ENV SIDECAR_STATE_DIR=/var/lib/sidecar
 COPY --from=build /out/sidecar /sidecar
 # The sending queue and file offsets (file_storage); mount a volume here.
 ENV SIDECAR_STATE_DIR=/var/lib/sidecar
