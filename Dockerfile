@@ -33,6 +33,6 @@ LABEL org.opencontainers.image.title="sidecar" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}"
 COPY --from=build /out/sidecar /sidecar
-# The sending queue and file offsets (file_storage); mount a volume here.
+# The sending queue and file offsets (dir_storage); mount a volume here.
 ENV SIDECAR_STATE_DIR=/var/lib/sidecar
 ENTRYPOINT ["/sidecar"]

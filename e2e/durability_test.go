@@ -52,12 +52,17 @@ func (p *podLogs) write(from, to int) {
 func (p *podLogs) kubernetesEnv(t *testing.T, fake *axiomtest.Server, stateDir string) (env []string, metricsPort string) {
 	env = append(embeddedEnv(t, fake), "SIDECAR_POD_LOGS_DIR="+p.root, "POD_NAMESPACE=shop",
 		"POD_NAME=checkout-7d9f", "POD_UID=4f1c", "SIDECAR_STATE_DIR="+stateDir)
+	return env, envValue(env, "SIDECAR_METRICS_PORT")
+}
+
+// envValue is the value of name in env ("NAME=value" entries).
+func envValue(env []string, name string) string {
 	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "SIDECAR_METRICS_PORT="); ok {
-			metricsPort = v
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
 		}
 	}
-	return env, metricsPort
+	return ""
 }
 
 var kubernetesArgs = WithArgs("--config", "embedded:default", "--config", "embedded:kubernetes")

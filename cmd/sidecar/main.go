@@ -30,6 +30,7 @@ func main() {
 	// first instant and the collector shuts down when this context ends.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	setMemoryLimit()
 	cmd := otelcol.NewCommand(settings(defaultURI()))
 	cmd.AddCommand(newHealthCommand())
 	cmd.SetArgs(withDefaultConfig(os.Args[1:], defaultURI()))

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
+	"github.com/sidecarhq/sidecar/extensions/dirstorage"
 	"github.com/sidecarhq/sidecar/receivers/otlpreceiver"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
 	"github.com/sidecarhq/sidecar/sampling"
@@ -48,6 +49,7 @@ func Components() (otelcol.Factories, error) {
 	if f.Extensions, err = otelcol.MakeFactoryMap[extension.Factory](
 		healthcheckextension.NewFactory(),
 		filestorage.NewFactory(),
+		dirstorage.NewFactory(),
 	); err != nil {
 		return f, err
 	}

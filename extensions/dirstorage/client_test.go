@@ -1,0 +1,108 @@
+package dirstorage
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.uber.org/zap"
+)
+
+func startClient(t *testing.T, dir, name string) storage.Client {
+	t.Helper()
+	ext := newExtension(&Config{Directory: dir}, zap.NewNop())
+	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ext.GetClient(context.Background(), component.KindExporter, component.MustNewID("axiom"), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestClientKeepsValuesAcrossOpens(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := startClient(t, dir, "logs")
+	for key, value := range map[string]string{"qmv0": "meta", "0": "item zero", "../x": "odd key", ".": "dot", "": "empty"} {
+		if err := c.Set(ctx, key, []byte(value)); err != nil {
+			t.Fatalf("Set(%q): %v", key, err)
+		}
+	}
+	if err := c.Delete(ctx, "0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, "never-set"); err != nil {
+		t.Errorf("deleting a missing key: %v", err)
+	}
+
+	again := startClient(t, dir, "logs") // the next process
+	for key, want := range map[string]string{"qmv0": "meta", "../x": "odd key", ".": "dot", "": "empty"} {
+		if got, err := again.Get(ctx, key); err != nil || string(got) != want {
+			t.Errorf("Get(%q) = %q, %v; want %q", key, got, err, want)
+		}
+	}
+	if got, err := again.Get(ctx, "0"); got != nil || err != nil {
+		t.Errorf("deleted key: %q, %v; want nil, nil", got, err)
+	}
+	if got, err := startClient(t, dir, "traces").Get(ctx, "qmv0"); got != nil || err != nil {
+		t.Errorf("another client sees %q, %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Error("a key escaped its client's directory")
+	}
+}
+
+func TestBatchAppliesDistinctKeysLastFirst(t *testing.T) {
+	ctx := context.Background()
+	c := startClient(t, t.TempDir(), "")
+	if err := c.Set(ctx, "item", []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	get := storage.GetOperation("item")
+	// Read first, so that reversed it would see the new value.
+	if err := c.Batch(ctx, get, storage.SetOperation("item", []byte("new"))); err != nil {
+		t.Fatal(err)
+	}
+	if string(get.Value) != "old" {
+		t.Errorf("ops on one key ran out of order: read %q", get.Value)
+	}
+	// The queue's shape: bookkeeping first, item second. Make the item's
+	// write fail: the bookkeeping must not have been written.
+	blocked := filepath.Join(c.(*client).dir, escape("1")+"#")
+	if err := os.Mkdir(blocked, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(blocked, "x"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Batch(ctx, storage.SetOperation("meta", []byte("points at 1")), storage.SetOperation("1", []byte("item one")))
+	if err == nil {
+		t.Fatal("the item's write did not fail; the test shows nothing")
+	}
+	if got, _ := c.Get(ctx, "meta"); got != nil {
+		t.Errorf("bookkeeping %q was written although its item was not", got)
+	}
+}
+
+func TestStartFailsClearlyOnUnusableDirectory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ext := newExtension(&Config{Directory: filepath.Join(file, "state")}, zap.NewNop())
+	err := ext.Start(context.Background(), componenttest.NewNopHost())
+	if err == nil {
+		t.Fatal("started on a directory that cannot exist")
+	}
+	if want := filepath.Join(file, "state"); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name the directory %s", err, want)
+	}
+}
+
