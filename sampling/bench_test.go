@@ -40,13 +40,12 @@ func BenchmarkDecide(b *testing.B) {
 		sp := gen.redisLeaf(spans, gen.traceID(), gen.spanID(), 400_000)
 		sp.SetName(names[i%len(names)])
 	}
-	var v spanView
-	v.setResource(mapAttrs(td.ResourceSpans().At(0).Resource().Attributes()))
+	res := newSpanResource(mapAttrs(td.ResourceSpans().At(0).Resource().Attributes()))
 	kept := 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		v.setSpan(spans.At(i & 4095))
+		v := pdataSpanView(spans.At(i&4095), res)
 		if s.decideSpan(&v).keep {
 			kept++
 		}

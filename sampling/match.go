@@ -141,7 +141,7 @@ func (m *matcher) matchSpan(v *spanView) bool {
 	if m.statuses != 0 && m.statuses&(1<<uint(v.statusCode)) == 0 {
 		return false
 	}
-	if m.service != nil && !m.service.matchString(v.service) {
+	if m.service != nil && !m.service.matchString(v.res.service) {
 		return false
 	}
 	if m.spanName != nil && !m.spanName.matchString(v.name) {
@@ -160,7 +160,7 @@ func (m *matcher) matchSpan(v *spanView) bool {
 			return false
 		}
 	}
-	return matchFields(m.resAttrs, v.resAttrs) && matchFields(m.attrs, v.attrs)
+	return matchFields(m.resAttrs, v.res.attrs) && matchFields(m.attrs, v.attrs)
 }
 
 func (m *matcher) matchLog(v *logView) bool {

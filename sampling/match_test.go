@@ -33,11 +33,8 @@ func redisSpan(name string) (ptrace.Span, pcommon.Map) {
 func TestMatchSpan(t *testing.T) {
 	sp, res := redisSpan("get user:1")
 	view := func() *spanView {
-		v := &spanView{}
-		v.setResource(mapAttrs(res))
-		v.setSpan(sp)
-		v.service = "shop"
-		return v
+		v := pdataSpanView(sp, spanResource{attrs: mapAttrs(res), service: "shop"})
+		return &v
 	}
 	cases := []struct {
 		name string
@@ -148,10 +145,7 @@ func TestMatchDoesNotAllocate(t *testing.T) {
 	rec.Body().SetStr(`{"level":"info","route":"/h\u0065alth","status":200}`)
 	lv := &logView{rec: rec, resAttrs: pcommon.NewMap()}
 	allocs := testing.AllocsPerRun(200, func() {
-		var v spanView
-		v.setResource(mapAttrs(res))
-		v.setSpan(sp)
-		v.service = "shop"
+		v := pdataSpanView(sp, spanResource{attrs: mapAttrs(res), service: "shop"})
 		if !m.matchSpan(&v) || !lm.matchLog(lv) {
 			t.Fatal("no match")
 		}
@@ -174,9 +168,8 @@ func TestDynamicKeyOperation(t *testing.T) {
 	named.SetName("SET k")
 	named.Attributes().PutStr("db.operation.name", "GET")
 
-	var v spanView
 	hash := func(sp ptrace.Span) uint64 {
-		v.setSpan(sp)
+		v := pdataSpanView(sp, spanResource{})
 		return d.keyHash(&v)
 	}
 	if hash(get) == hash(set) {

@@ -25,13 +25,13 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var v spanView
+	var res spanResource
 	pre := newWireAttrs(s.wireKeys)
-	out, _, total, err := otlpwire.Filter(dst, req, s.noteParent, func(res *otlpwire.Resource, sp *otlpwire.Span) (bool, []byte) {
-		if res != v.resAttrs.res { // a request's spans come grouped by resource
-			v.setResource(attrSet{res: res})
+	out, _, total, err := otlpwire.Filter(dst, req, s.noteParent, func(r *otlpwire.Resource, sp *otlpwire.Span) (bool, []byte) {
+		if r != res.attrs.res { // a request's spans come grouped by resource
+			res = newSpanResource(attrSet{res: r})
 		}
-		v.setWireSpan(sp, pre)
+		v := wireSpanView(sp, pre, res)
 		d := s.decideSpan(&v)
 		if d.rule == nil {
 			return true, nil

@@ -84,7 +84,7 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	case v.statusCode == ptrace.StatusCodeOk:
 		status = "ok"
 	}
-	stats := s.summaries.stats(summaryKey{signal: signalTraces, rule: r.index, service: v.service, operation: v.op(), status: status})
+	stats := s.summaries.stats(summaryKey{signal: signalTraces, rule: r.index, service: v.res.service, operation: v.op(), status: status})
 	stats.add(d.keep, v.isError, d.weight)
 	stats.addDuration(dur)
 	return d
@@ -122,13 +122,13 @@ func (d *dynamicRule) keyHash(v *spanView) uint64 {
 		case "operation":
 			h = h.str(v.op())
 		case "service.name":
-			h = h.str(v.service)
+			h = h.str(v.res.service)
 		case "status":
 			h = h.u64(uint64(v.statusCode))
 		default:
 			if a, ok := v.attrs.get(f); ok {
 				h = h.value(a)
-			} else if a, ok := v.resAttrs.get(f); ok {
+			} else if a, ok := v.res.attrs.get(f); ok {
 				h = h.value(a)
 			} else {
 				h = h.u64(0)
@@ -159,12 +159,11 @@ func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.T
 			}
 		}
 	}
-	var v spanView
 	rss.RemoveIf(func(rs ptrace.ResourceSpans) bool {
-		v.setResource(mapAttrs(rs.Resource().Attributes()))
+		res := newSpanResource(mapAttrs(rs.Resource().Attributes()))
 		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
 			ss.Spans().RemoveIf(func(sp ptrace.Span) bool {
-				v.setSpan(sp)
+				v := pdataSpanView(sp, res)
 				d := s.decideSpan(&v)
 				if d.rule == nil {
 					return false

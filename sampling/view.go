@@ -14,8 +14,8 @@ import (
 // This file holds the views matching and deciding read: of a span (pdata or
 // raw protobuf), of a log record, and of their attributes.
 
-// spanView is what deciding a span reads of it. setSpan (pdata) and
-// setWireSpan (raw protobuf, see presample.go) fill it once per span, so
+// spanView is what deciding a span reads of it, taken once per span from
+// pdata (pdataSpanView) or raw protobuf (wireSpanView, see presample.go), so
 // matching and deciding read the same fields whichever form the span is in;
 // only the attributes, the events and the operation are read on demand.
 type spanView struct {
@@ -28,8 +28,7 @@ type spanView struct {
 	traceState string
 	duration   int64 // end minus start, in nanoseconds
 	attrs      attrSet
-	resAttrs   attrSet
-	service    string                // the resource's service.name
+	res        spanResource
 	events     ptrace.SpanEventSlice // a pdata span's events
 	wire       *otlpwire.Span        // a raw span, for its events
 	operation  string                // valid when opKnown; see op
@@ -37,31 +36,42 @@ type spanView struct {
 	isError    bool // set by decideSpan
 }
 
-// setResource sets the attributes and service of the spans that follow.
-func (v *spanView) setResource(attrs attrSet) {
-	v.resAttrs, v.service = attrs, serviceName(attrs)
+// spanResource is what deciding reads of a span's resource.
+type spanResource struct {
+	attrs   attrSet
+	service string // its service.name
 }
 
-// setSpan fills v from a pdata span.
-func (v *spanView) setSpan(sp ptrace.Span) {
-	v.name, v.kind, v.statusCode = sp.Name(), sp.Kind(), sp.Status().Code()
-	v.traceID, v.spanID, v.isRoot = sp.TraceID(), sp.SpanID(), sp.ParentSpanID().IsEmpty()
-	v.traceState = sp.TraceState().AsRaw()
-	v.duration = int64(sp.EndTimestamp()) - int64(sp.StartTimestamp())
-	v.attrs, v.events, v.wire = mapAttrs(sp.Attributes()), sp.Events(), nil
-	v.opKnown = false
+func newSpanResource(attrs attrSet) spanResource {
+	return spanResource{attrs: attrs, service: serviceName(attrs)}
 }
 
-// setWireSpan fills v from a raw span; pre collects the attributes the
-// sampler reads of it (see wireAttrs).
-func (v *spanView) setWireSpan(sp *otlpwire.Span, pre *wireAttrs) {
-	v.name, v.kind, v.statusCode = sp.Name(), ptrace.SpanKind(sp.Kind()), ptrace.StatusCode(sp.StatusCode())
-	v.traceID, v.spanID, v.isRoot = sp.TraceID(), sp.SpanID(), pcommon.SpanID(sp.ParentSpanID()).IsEmpty()
-	v.traceState = sp.TraceState()
-	v.duration = int64(sp.EndTime()) - int64(sp.StartTime())
+// The views are returned by value, for the caller to keep on its stack:
+// filling one through a pointer costs a write barrier for each of its ten
+// pointer words whenever the GC is marking.
+
+// pdataSpanView returns the view of a pdata span of resource res.
+func pdataSpanView(sp ptrace.Span, res spanResource) spanView {
+	return spanView{
+		name: sp.Name(), kind: sp.Kind(), statusCode: sp.Status().Code(),
+		traceID: sp.TraceID(), spanID: sp.SpanID(), isRoot: sp.ParentSpanID().IsEmpty(),
+		traceState: sp.TraceState().AsRaw(),
+		duration:   int64(sp.EndTimestamp()) - int64(sp.StartTimestamp()),
+		attrs:      mapAttrs(sp.Attributes()), res: res, events: sp.Events(),
+	}
+}
+
+// wireSpanView returns the view of a raw span of resource res; pre collects
+// the attributes the sampler reads of it (see wireAttrs).
+func wireSpanView(sp *otlpwire.Span, pre *wireAttrs, res spanResource) spanView {
 	pre.loaded = false
-	v.attrs, v.events, v.wire = attrSet{span: sp, pre: pre}, ptrace.SpanEventSlice{}, sp
-	v.opKnown = false
+	return spanView{
+		name: sp.Name(), kind: ptrace.SpanKind(sp.Kind()), statusCode: ptrace.StatusCode(sp.StatusCode()),
+		traceID: sp.TraceID(), spanID: sp.SpanID(), isRoot: pcommon.SpanID(sp.ParentSpanID()).IsEmpty(),
+		traceState: sp.TraceState(),
+		duration:   int64(sp.EndTime()) - int64(sp.StartTime()),
+		attrs:      attrSet{span: sp, pre: pre}, res: res, wire: sp,
+	}
 }
 
 // op returns the span's operation, computed on first use: it costs two
