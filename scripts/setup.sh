@@ -21,13 +21,13 @@ fi
 # npm packages from their committed lockfiles (bun is a devDependency);
 # skipped when node_modules was installed from the same lockfile and, for the
 # example app, which holds a copy of clients/js, from the same client files.
-client_files() { find clients/js -path clients/js/node_modules -prune -o -type f -print | LC_ALL=C sort; }
-for dir in clients/js examples/node-app; do
+client_files() { find clients/js -name node_modules -prune -o -type f -print | LC_ALL=C sort; }
+for dir in clients/js clients/js/test/sdk3 examples/node-app; do
 	[ -f "$dir/package-lock.json" ] || continue
 	stamp="$dir/node_modules/.setup-lock.sha256"
 	sum=$({
 		cat "$dir/package-lock.json"
-		[ "$dir" = clients/js ] || client_files | xargs cat
+		[ "$dir" != examples/node-app ] || client_files | xargs cat
 	} | sha256sum | cut -d' ' -f1)
 	if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
 		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)

@@ -22,8 +22,8 @@ function flatten(req) {
   return out;
 }
 
-test('one export is one line equal to otlp-transformer JSON encoding', () => {
-  const spans = sampleSpans();
+test('one export is one line equal to otlp-transformer JSON encoding', async () => {
+  const spans = await sampleSpans();
   const { lines, tooLarge } = encodeLines(spans, 256 * 1024);
   assert.equal(tooLarge, 0);
   assert.equal(lines.length, 1);
@@ -33,8 +33,8 @@ test('one export is one line equal to otlp-transformer JSON encoding', () => {
   assert.deepEqual(JSON.parse(lines[0].text), oracle(spans));
 });
 
-test('a large export is split into lines under the limit holding the same spans in order', () => {
-  const spans = [...sampleSpans(), ...manySpans(300, 500), ...sampleSpans()];
+test('a large export is split into lines under the limit holding the same spans in order', async () => {
+  const spans = [...(await sampleSpans()), ...manySpans(300, 500), ...(await sampleSpans())];
   for (const max of [2048, 8192, 65536]) {
     const { lines, tooLarge } = encodeLines(spans, max);
     assert.equal(tooLarge, 0);

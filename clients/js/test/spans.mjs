@@ -1,14 +1,20 @@
 // Real SDK spans for the tests: every field the encoding has a rule for.
-import { context, trace, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
+import * as api from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { TraceState } from '@opentelemetry/core';
 
-function provider(attrs) {
-  const mem = new InMemorySpanExporter();
-  const p = new BasicTracerProvider({
-    resource: resourceFromAttributes(attrs),
-    spanProcessors: [new SimpleSpanProcessor(mem)],
+// sdk2 is the SDK the spans come from by default: sdk-trace-base 2.x.
+export const sdk2 = {
+  api, TracerProvider: BasicTracerProvider, InMemorySpanExporter, resourceFromAttributes, TraceState,
+  simpleProcessor: (exporter) => new SimpleSpanProcessor(exporter),
+};
+
+function provider(sdk, attrs) {
+  const mem = new sdk.InMemorySpanExporter();
+  const p = new sdk.TracerProvider({
+    resource: sdk.resourceFromAttributes(attrs),
+    spanProcessors: [sdk.simpleProcessor(mem)],
   });
   return { p, mem };
 }
@@ -16,9 +22,10 @@ function provider(attrs) {
 // sampleSpans returns finished ReadableSpans from two resources and several
 // scopes, with every attribute type, events, links, statuses, remote and
 // local parents, trace state, and non-ASCII text.
-export function sampleSpans() {
-  const a = provider({ 'service.name': 'shop', 'service.version': '1.2.3', 'host.cores': 8 });
-  const b = provider({ 'service.name': 'worker' });
+export async function sampleSpans(sdk = sdk2) {
+  const { context, trace, SpanKind, SpanStatusCode, TraceFlags } = sdk.api;
+  const a = provider(sdk, { 'service.name': 'shop', 'service.version': '1.2.3', 'host.cores': 8 });
+  const b = provider(sdk, { 'service.name': 'worker' });
   const http = a.p.getTracer('@opentelemetry/instrumentation-http', '0.223.0');
   const redis = a.p.getTracer('@opentelemetry/instrumentation-ioredis', '0.71.0', { schemaUrl: 'https://opentelemetry.io/schemas/1.27.0' });
   const bare = a.p.getTracer('bare');
@@ -29,7 +36,7 @@ export function sampleSpans() {
     spanId: 'eee19b7ec3c1b174',
     traceFlags: TraceFlags.SAMPLED,
     isRemote: true,
-    traceState: new TraceState('ot=th:fd,vendor=x'),
+    traceState: new sdk.TraceState('ot=th:fd,vendor=x'),
   });
   const server = http.startSpan('GET /orders/:id', {
     kind: SpanKind.SERVER,
@@ -60,6 +67,8 @@ export function sampleSpans() {
   ok.end();
   other.startSpan('publish', { kind: SpanKind.PRODUCER }).end();
   server.end();
+  await a.p.forceFlush(); // SimpleSpanProcessor exports asynchronously in 3.x
+  await b.p.forceFlush();
   const spans = [...a.mem.getFinishedSpans(), ...b.mem.getFinishedSpans()];
   // Interleave the resources, as a shared batch may.
   return [spans[7], ...spans.slice(0, 4), spans[8], ...spans.slice(4, 7)];
@@ -68,7 +77,7 @@ export function sampleSpans() {
 // manySpans returns n spans of one resource and scope, each with an
 // attribute of attrBytes characters.
 export function manySpans(n, attrBytes = 100) {
-  const { p, mem } = provider({ 'service.name': 'bulk' });
+  const { p, mem } = provider(sdk2, { 'service.name': 'bulk' });
   const t = p.getTracer('bulk');
   for (let i = 0; i < n; i++) t.startSpan(`op ${i}`, { attributes: { i, pad: 'x'.repeat(attrBytes) } }).end();
   return mem.getFinishedSpans();
