@@ -3,7 +3,8 @@
 //                     WRONGTYPE error, answered 500), every 20th is slow
 //                     (a 50 ms BLPOP)
 //   GET /healthz
-// Environment: PORT (3000), REDIS_URL (redis://127.0.0.1:6379), SERVICE_NAME.
+// Environment: PORT (3000), REDIS_URL (redis://127.0.0.1:6379), SERVICE_NAME,
+// TELEMETRY (see telemetry.js).
 // Runs under Node (`node server.js`) and Bun (`bun server.js`).
 const { logger, provider } = require('./telemetry');
 const http = require('node:http');
@@ -56,7 +57,8 @@ async function stop() {
   redis.disconnect();
   blocking.disconnect();
   logger.info('stopped');
-  process.exit(0);
+  logger.flush(() => process.exit(0)); // a transport (TELEMETRY=direct) flushes asynchronously
+
 }
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

@@ -1,6 +1,14 @@
-// Telemetry with no network call: pino lines and OTLP/JSON span lines, both
-// on stdout through one destination, for the sidecar to read. Load this
-// before anything that the instrumentations patch (http, ioredis).
+// How telemetry leaves the process, by TELEMETRY:
+//   stdout (default)  pino lines and OTLP/JSON span lines both on stdout,
+//                     through one destination, for the sidecar to read: no
+//                     telemetry network call at all
+//   otlp              pino lines on stdout; spans as OTLP/protobuf to the
+//                     sidecar on localhost (OTEL_EXPORTER_OTLP_ENDPOINT)
+//   direct            no sidecar, as before migrating: logs through the
+//                     @axiomhq/pino transport and spans as OTLP/protobuf to
+//                     Axiom (AXIOM_URL, AXIOM_TOKEN, AXIOM_DATASET,
+//                     AXIOM_TRACES_DATASET)
+// Load this before anything the instrumentations patch (http, ioredis).
 const pino = require('pino');
 const { NodeTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-node');
 const { resourceFromAttributes } = require('@opentelemetry/resources');
@@ -9,14 +17,37 @@ const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http');
 const { IORedisInstrumentation } = require('@opentelemetry/instrumentation-ioredis');
 const { StdoutSpanExporter, pinoTraceMixin } = require('@sidecarhq/otel-stdout');
 
-// The one writer of fd 1: pino's synchronous destination, shared with the
-// span exporter so that their lines never interleave.
-const stdout = pino.destination(1);
-const logger = pino({ mixin: pinoTraceMixin }, stdout);
+const mode = process.env.TELEMETRY || 'stdout';
+let logger;
+let exporter;
+if (mode === 'direct') {
+  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
+  const url = process.env.AXIOM_URL || 'https://api.axiom.co';
+  const token = process.env.AXIOM_TOKEN;
+  logger = pino({ mixin: pinoTraceMixin }, pino.transport({
+    target: '@axiomhq/pino',
+    options: { dataset: process.env.AXIOM_DATASET || 'logs', token, url },
+  }));
+  exporter = new OTLPTraceExporter({
+    url: `${url}/v1/traces`,
+    headers: { Authorization: `Bearer ${token}`, 'X-Axiom-Dataset': process.env.AXIOM_TRACES_DATASET || 'traces' },
+  });
+} else {
+  // The one writer of fd 1: pino's destination, shared with the span
+  // exporter so that their lines never interleave.
+  const stdout = pino.destination(1);
+  logger = pino({ mixin: pinoTraceMixin }, stdout);
+  if (mode === 'otlp') {
+    const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
+    exporter = new OTLPTraceExporter();
+  } else {
+    exporter = new StdoutSpanExporter({ destination: stdout });
+  }
+}
 
 const provider = new NodeTracerProvider({
   resource: resourceFromAttributes({ 'service.name': process.env.SERVICE_NAME || 'node-app' }),
-  spanProcessors: [new BatchSpanProcessor(new StdoutSpanExporter({ destination: stdout }))],
+  spanProcessors: [new BatchSpanProcessor(exporter)],
 });
 provider.register();
 registerInstrumentations({
