@@ -1,0 +1,389 @@
+// Command appcost measures what shipping telemetry costs the app itself:
+// the example app (examples/node-app) under the same HTTP load, each request
+// 5 Redis GETs and a SET, in three modes (TELEMETRY in telemetry.js):
+//
+//	direct   logs through the @axiomhq/pino transport and OTLP/protobuf spans,
+//	         both posted to Axiom (here a count-only fake) from the process
+//	otlp     pino to stdout, piped into the sidecar; OTLP/protobuf spans to
+//	         the sidecar on localhost
+//	stdout   pino and span lines to stdout, piped into the sidecar: no
+//	         telemetry network call
+//
+// under Node and under Bun. It reports the app's CPU seconds per 1,000
+// requests and its RSS after warm-up and at the end, and the sidecar's CPU
+// and peak RSS, as Markdown; -series writes RSS over time as CSV.
+//
+//	go run ./bench/appcost -sidecar bin/sidecar -requests 100000
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sidecarhq/sidecar/bench/internal/procstat"
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
+)
+
+// The Redis rule the sidecar applies in the sidecar modes: the stable names
+// that ioredis instrumentation 0.71 emits.
+const sampling = `
+processors:
+  sampling:
+    rules:
+      - name: redis
+        match: {kind: [client], attributes: {db.system.name: redis}}
+        probability: 0.1
+`
+
+const token = "xaat-appcost-0123456789"
+
+type options struct {
+	sidecar, appDir, series string
+	requests, warmup, conc  int
+}
+
+type result struct {
+	runtime, mode       string
+	seconds             float64 // wall time of the measured load
+	appCPU              float64 // CPU seconds during the measured load
+	rss0, rss1, appPeak int64   // kB: after warm-up, at the end, VmHWM
+	sidecarCPU          float64 // CPU seconds during the measured load
+	sidecarPeak         int64   // kB
+	events, spans       int64   // what reached the fake Axiom
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.sidecar, "sidecar", "", "path of the sidecar binary (required)")
+	flag.StringVar(&o.appDir, "app", "examples/node-app", "the example app, with node_modules installed")
+	flag.StringVar(&o.series, "series", "", "directory for RSS-over-time CSV files (none if empty)")
+	flag.IntVar(&o.requests, "requests", 100_000, "measured requests per run")
+	flag.IntVar(&o.warmup, "warmup", 5_000, "requests before measuring")
+	flag.IntVar(&o.conc, "concurrency", 16, "requests in flight")
+	runtimes := flag.String("runtimes", "node,bun", "runtimes to measure")
+	modes := flag.String("modes", "direct,otlp,stdout", "modes to measure")
+	flag.Parse()
+	if o.sidecar == "" {
+		fmt.Fprintln(os.Stderr, "appcost: -sidecar is required")
+		os.Exit(2)
+	}
+	if err := run(o, strings.Split(*runtimes, ","), strings.Split(*modes, ",")); err != nil {
+		fmt.Fprintln(os.Stderr, "appcost:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options, runtimes, modes []string) error {
+	redis, stopRedis, err := startRedis()
+	if err != nil {
+		return err
+	}
+	defer stopRedis()
+	var results []result
+	for _, rt := range runtimes {
+		bin := rt
+		if rt == "bun" {
+			bin = filepath.Join(o.appDir, "node_modules/.bin/bun")
+		}
+		if bin, err = exec.LookPath(bin); err != nil {
+			return err
+		}
+		if bin, err = filepath.Abs(bin); err != nil { // the app runs in its own directory
+			return err
+		}
+		for _, mode := range modes {
+			fmt.Fprintf(os.Stderr, "appcost: %s %s ...\n", rt, mode)
+			r, err := measure(o, rt, bin, mode, redis)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", rt, mode, err)
+			}
+			results = append(results, r)
+		}
+	}
+	report(os.Stdout, o, results)
+	return nil
+}
+
+func measure(o options, rt, bin, mode, redis string) (result, error) {
+	res := result{runtime: rt, mode: mode}
+	fake, err := axiomtest.New(axiomtest.WithCountOnly())
+	if err != nil {
+		return res, err
+	}
+	defer fake.Close()
+	dir, err := os.MkdirTemp("", "appcost-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+
+	appAddr, otlpHTTP := freeAddr(), freeAddr()
+	_, appPort, _ := net.SplitHostPort(appAddr)
+	app := exec.Command(bin, "server.js")
+	app.Dir = o.appDir
+	app.Env = append(os.Environ(), "PORT="+appPort, "REDIS_URL=redis://"+redis, "TELEMETRY="+mode,
+		"SERVICE_NAME=appcost", "AXIOM_URL="+fake.URL(), "AXIOM_TOKEN="+token,
+		"AXIOM_DATASET=logs", "AXIOM_TRACES_DATASET=traces", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+otlpHTTP)
+	app.Stderr = os.Stderr
+
+	var sc *exec.Cmd
+	scDone := make(chan error, 1)
+	if mode != "direct" {
+		overlay := filepath.Join(dir, "sampling.yaml")
+		if err := os.WriteFile(overlay, []byte(sampling), 0o600); err != nil {
+			return res, err
+		}
+		sc = exec.Command(o.sidecar, "--config", "embedded:stdin", "--config", "file:"+overlay)
+		_, metricsPort, _ := net.SplitHostPort(freeAddr())
+		sc.Env = append(os.Environ(), "AXIOM_URL="+fake.URL(), "AXIOM_TOKEN="+token,
+			"SIDECAR_OTLP_GRPC_ENDPOINT="+freeAddr(), "SIDECAR_OTLP_HTTP_ENDPOINT="+otlpHTTP,
+			"SIDECAR_HEALTH_ENDPOINT="+freeAddr(), "SIDECAR_METRICS_PORT="+metricsPort, "SIDECAR_LOG_LEVEL=warn")
+		sc.Dir = dir
+		logf, err := os.Create(filepath.Join(dir, "sidecar.log"))
+		if err != nil {
+			return res, err
+		}
+		defer logf.Close()
+		sc.Stdout, sc.Stderr = logf, logf
+		// The app's stdout is the sidecar's stdin: a pipe, as in `app | sidecar`.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return res, err
+		}
+		sc.Stdin, app.Stdout = r, w
+		if err := sc.Start(); err != nil {
+			return res, err
+		}
+		r.Close()
+		defer w.Close()
+		go func() { scDone <- sc.Wait() }()
+		if err := waitDial(otlpHTTP, scDone); err != nil {
+			return res, err
+		}
+	}
+	if err := app.Start(); err != nil {
+		return res, err
+	}
+	if w, ok := app.Stdout.(*os.File); ok {
+		w.Close() // the app holds its own copy
+	}
+	appDone := make(chan error, 1)
+	go func() { appDone <- app.Wait() }()
+	defer func() {
+		app.Process.Kill()
+		if sc != nil {
+			sc.Process.Kill()
+		}
+	}()
+	if err := waitDial(appAddr, appDone); err != nil {
+		return res, err
+	}
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.conc}}
+	if err := load(client, appAddr, 0, o.warmup, o.conc); err != nil {
+		return res, err
+	}
+	a0, err := procstat.Read(app.Process.Pid)
+	if err != nil {
+		return res, err
+	}
+	var s0 procstat.Sample
+	if sc != nil {
+		s0, _ = procstat.Read(sc.Process.Pid)
+	}
+	stopSeries := sampleSeries(o.series, rt+"-"+mode, app.Process.Pid, sc)
+	start := time.Now()
+	if err := load(client, appAddr, o.warmup, o.requests, o.conc); err != nil {
+		return res, err
+	}
+	res.seconds = time.Since(start).Seconds()
+	a1, err := procstat.Read(app.Process.Pid)
+	if err != nil {
+		return res, err
+	}
+	res.appCPU, res.rss0, res.rss1, res.appPeak = a1.CPUSeconds-a0.CPUSeconds, a0.RSSKB, a1.RSSKB, a1.PeakRSSKB
+	if sc != nil {
+		s1, _ := procstat.Read(sc.Process.Pid)
+		res.sidecarCPU, res.sidecarPeak = s1.CPUSeconds-s0.CPUSeconds, s1.PeakRSSKB
+	}
+	if err := stopSeries(); err != nil {
+		return res, err
+	}
+
+	// Stop the app (it flushes its spans); the sidecar then reads EOF,
+	// drains and exits.
+	app.Process.Signal(syscall.SIGTERM)
+	if err := waitExit(appDone, 30*time.Second); err != nil {
+		return res, fmt.Errorf("app: %w", err)
+	}
+	if sc != nil {
+		if err := waitExit(scDone, 60*time.Second); err != nil {
+			return res, fmt.Errorf("sidecar: %w", err)
+		}
+	} else {
+		time.Sleep(2 * time.Second) // the transport's last batch
+	}
+	st := fake.Stats()
+	res.events, res.spans = st.Datasets["logs"].Events, st.Datasets["traces"].Spans
+	return res, nil
+}
+
+// load sends GET /orders/<id> for requests [from, from+n): ids that are
+// multiples of 10, so every request is the plain 5 GETs + 1 SET.
+func load(c *http.Client, addr string, from, n, conc int) error {
+	next := make(chan int)
+	errc := make(chan error, conc)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				res, err := c.Get(fmt.Sprintf("http://%s/orders/%d", addr, 10*(i%100_000)))
+				if err == nil {
+					io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					if res.StatusCode != http.StatusOK {
+						err = fmt.Errorf("status %d", res.StatusCode)
+					}
+				}
+				if err != nil {
+					select {
+					case errc <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for i := from; i < from+n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}
+
+// sampleSeries writes app and sidecar RSS every 250 ms to dir/<name>.csv
+// until the returned function is called; with no dir it does nothing.
+func sampleSeries(dir, name string, appPID int, sc *exec.Cmd) func() error {
+	if dir == "" {
+		return func() error { return nil }
+	}
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		var b strings.Builder
+		b.WriteString("seconds,app_rss_kb,sidecar_rss_kb\n")
+		start := time.Now()
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			a, _ := procstat.Read(appPID)
+			var s procstat.Sample
+			if sc != nil {
+				s, _ = procstat.Read(sc.Process.Pid)
+			}
+			fmt.Fprintf(&b, "%.2f,%d,%d\n", time.Since(start).Seconds(), a.RSSKB, s.RSSKB)
+			select {
+			case <-stop:
+				done <- os.WriteFile(filepath.Join(dir, name+".csv"), []byte(b.String()), 0o644)
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() error { close(stop); return <-done }
+}
+
+func report(w io.Writer, o options, results []result) {
+	fmt.Fprintf(w, "%d measured requests per run after %d of warm-up, %d in flight; each request 5 Redis GETs + 1 SET.\n\n", o.requests, o.warmup, o.conc)
+	fmt.Fprintln(w, "| runtime | mode | req/s | app CPU s / 1k req | app RSS after warm-up → end (MB) | app peak RSS (MB) | sidecar CPU s / 1k req | sidecar peak RSS (MB) | log events / spans at Axiom |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	per1k := func(cpu float64) string { return strconv.FormatFloat(cpu/float64(o.requests)*1000, 'f', 3, 64) }
+	mb := func(kb int64) string { return strconv.FormatFloat(float64(kb)/1024, 'f', 0, 64) }
+	for _, r := range results {
+		sc, scPeak := "—", "—"
+		if r.mode != "direct" {
+			sc, scPeak = per1k(r.sidecarCPU), mb(r.sidecarPeak)
+		}
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s → %s (%+.0f) | %s | %s | %s | %d / %d |\n",
+			r.runtime, r.mode, float64(o.requests)/r.seconds, per1k(r.appCPU), mb(r.rss0), mb(r.rss1),
+			float64(r.rss1-r.rss0)/1024, mb(r.appPeak), sc, scPeak, r.events, r.spans)
+	}
+}
+
+func startRedis() (string, func(), error) {
+	addr := freeAddr()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no")
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("redis-server (scripts/setup.sh installs it): %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stop := func() { cmd.Process.Kill(); <-done }
+	if err := waitDial(addr, done); err != nil {
+		stop()
+		return "", nil, err
+	}
+	return addr, stop, nil
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func waitDial(addr string, exited <-chan error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("exited before listening on %s: %v", addr, err)
+		case <-ctx.Done():
+			return fmt.Errorf("nothing listening on %s: %w", addr, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func waitExit(done <-chan error, d time.Duration) error {
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return fmt.Errorf("exit status %d", exit.ExitCode())
+		}
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("still running after %s", d)
+	}
+}
