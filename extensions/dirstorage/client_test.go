@@ -105,4 +105,3 @@ func TestStartFailsClearlyOnUnusableDirectory(t *testing.T) {
 		t.Errorf("error %q does not name the directory %s", err, want)
 	}
 }
-
