@@ -47,3 +47,15 @@ func (b *base) rejected(status, items int, err error) error {
 	}
 	return consumererror.NewPermanent(fmt.Errorf("dataset %q: %w", b.dataset, err))
 }
+
+// tooLarge drops one record (event or span) that Axiom refused as too large
+// (413) even alone in its request: it counts it with the rejected ones and
+// says so, at most once a minute.
+func (b *base) tooLarge(items, bytes int) error {
+	b.tel.rejected.Add(context.Background(), int64(items), b.tel.signalAttributes)
+	if b.tooLargeLogged.allow(time.Now()) {
+		b.set.Logger.Error("Axiom refused a record as too large (413) even alone in its request; dropped it (logged at most once a minute, counted in otelcol_exporter_axiom_rejected_items)",
+			zap.String("dataset", b.dataset), zap.Int("bytes", bytes))
+	}
+	return consumererror.NewPermanent(fmt.Errorf("dataset %q: a record of %d bytes is too large for Axiom (413)", b.dataset, bytes))
+}

@@ -38,8 +38,9 @@ type base struct {
 
 	rejectedOnce  onceSet
 	droppedOnce   sync.Once
-	partialLogged everyInterval
-	retryLogged   everyInterval
+	partialLogged  everyInterval
+	retryLogged    everyInterval
+	tooLargeLogged everyInterval
 
 	// drainCtx is cancelled when Shutdown begins: retries stop waiting
 	// for their backoff and hurry to deliver before shutdown_timeout.
@@ -66,7 +67,7 @@ func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile stri
 	if err != nil {
 		return nil, err
 	}
-	b := &base{cfg: cfg, set: set, tel: tel, dataset: dataset, partialLogged: everyInterval{interval: time.Minute}, retryLogged: everyInterval{interval: time.Minute}}
+	b := &base{cfg: cfg, set: set, tel: tel, dataset: dataset, partialLogged: everyInterval{interval: time.Minute}, retryLogged: everyInterval{interval: time.Minute}, tooLargeLogged: everyInterval{interval: time.Minute}}
 	if cfg.localMode() {
 		b.localPath = filepath.Join(cfg.LocalDir, localFile)
 	}

@@ -54,14 +54,16 @@ func (e *logsExporter) start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
-// pushLogs encodes ld into requests of at most maxEvents events. Each
-// request is retried on its own (see deliver), so nothing Axiom accepted is
-// sent twice; a request rejected for good does not stop the others.
+// pushLogs encodes ld into requests of at most maxEvents events and at
+// most the batch's bytes (uncompressed). Each request is retried on its own
+// (see deliver), so nothing Axiom accepted is sent twice; a request
+// rejected for good does not stop the others.
 func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 	defer e.pushStarted()()
 	enc := e.encoders.get()
 	defer e.encoders.put(enc)
 	now := time.Now()
+	maxBytes := int(e.cfg.batchBytes())
 	var (
 		start     logPosition // first record of the pending request
 		n         int
@@ -72,7 +74,7 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		if err == nil || consumererror.IsPermanent(err) {
 			e.finished(n)
 		}
-		enc.events, n = enc.events[:0], 0
+		enc.events, enc.ends, n = enc.events[:0], enc.ends[:0], 0
 		switch {
 		case err == nil:
 			return nil
@@ -83,7 +85,7 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 			return err
 		}
 	}
-	enc.events = enc.events[:0]
+	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
@@ -94,11 +96,23 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 			raw := rawevent.IsRawScope(sl)
 			lrs := sl.LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
+				mark := len(enc.events)
+				enc.events = appendEvent(enc.events, lrs.At(k), raw, enc.resource, now)
+				if n > 0 && len(enc.events) > maxBytes {
+					// This event does not fit: send the ones before it and
+					// begin the next request with it.
+					enc.carry = append(enc.carry[:0], enc.events[mark:]...)
+					enc.events = enc.events[:mark]
+					if err := flush(); err != nil {
+						return err
+					}
+					enc.events = append(enc.events, enc.carry...)
+				}
 				if n == 0 {
 					start = logPosition{i, j, k}
 				}
-				enc.events = appendEvent(enc.events, lrs.At(k), raw, enc.resource, now)
-				if n++; n == e.maxEvents {
+				enc.ends = append(enc.ends, len(enc.events))
+				if n++; n == e.maxEvents || len(enc.events) >= maxBytes {
 					if err := flush(); err != nil {
 						return err
 					}
@@ -142,10 +156,59 @@ func (e *logsExporter) send(ctx context.Context, enc *encoder, ld plog.Logs, sta
 			err = e.deliver(ctx, n, func(ctx context.Context) error { return e.ingest(ctx, enc.compressed, n) })
 		}
 	}
+	if statusOf(err) == http.StatusRequestEntityTooLarge {
+		return e.sendHalves(ctx, enc.events, enc.ends)
+	}
 	if status := statusOf(err); status > 0 && consumererror.IsPermanent(err) {
 		return e.rejected(status, n, err)
 	}
 	return err
+}
+
+// sendHalves delivers the events of a request Axiom found too large (413)
+// as two requests, and each half that is still too large as two again,
+// down to a single event, which is dropped and counted. events holds the
+// NDJSON, ends the end offset of each event in it.
+func (e *logsExporter) sendHalves(ctx context.Context, events []byte, ends []int) error {
+	if len(ends) == 1 {
+		return e.tooLarge(1, len(events))
+	}
+	mid := len(ends) / 2
+	cut := ends[mid-1]
+	lower := ends[:mid]
+	upper := make([]int, len(ends)-mid)
+	for i, end := range ends[mid:] {
+		upper[i] = end - cut
+	}
+	var errs []error
+	for _, half := range []struct {
+		events []byte
+		ends   []int
+	}{{events[:cut], lower}, {events[cut:], upper}} {
+		n := len(half.ends)
+		body := e.compressHalf(half.events)
+		err := e.deliver(ctx, n, func(ctx context.Context) error { return e.ingest(ctx, body, n) })
+		switch status := statusOf(err); {
+		case err == nil:
+		case status == http.StatusRequestEntityTooLarge:
+			err = e.sendHalves(ctx, half.events, half.ends)
+		case status > 0 && consumererror.IsPermanent(err):
+			err = e.rejected(status, n, err)
+		}
+		if err != nil && !consumererror.IsPermanent(err) {
+			return err // cut off by shutdown: the whole request stays queued
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// compressHalf compresses part of a request with an encoder of its own:
+// the caller's buffers still hold the whole request.
+func (e *logsExporter) compressHalf(events []byte) []byte {
+	enc := e.encoders.get()
+	defer e.encoders.put(enc)
+	return enc.zstd.EncodeAll(events, nil)
 }
 
 // statusOf is the HTTP status of an Axiom answer error, 0 for none.
@@ -160,7 +223,7 @@ func statusOf(err error) int {
 // reencodeChecked encodes the n records of ld from start into enc.events
 // again, validating every raw body; it returns how many were broken.
 func (e *logsExporter) reencodeChecked(enc *encoder, ld plog.Logs, start logPosition, n int, now time.Time) int {
-	enc.events = enc.events[:0]
+	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
 	broken := 0
 	rls := ld.ResourceLogs()
 	for i := start.resource; i < rls.Len() && n > 0; i++ {
@@ -184,9 +247,10 @@ func (e *logsExporter) reencodeChecked(enc *encoder, ld plog.Logs, start logPosi
 				if raw && !validRawBody(lr.Body()) {
 					broken++
 					enc.events = appendMappedEvent(enc.events, lr, enc.resource, now)
-					continue
+				} else {
+					enc.events = appendEvent(enc.events, lr, raw, enc.resource, now)
 				}
-				enc.events = appendEvent(enc.events, lr, raw, enc.resource, now)
+				enc.ends = append(enc.ends, len(enc.events))
 			}
 		}
 	}
@@ -248,6 +312,8 @@ type logPosition struct{ resource, scope, record int }
 // output buffer and a single-threaded zstd encoder.
 type encoder struct {
 	events     []byte
+	ends       []int // end offset of each event in events
+	carry      []byte
 	compressed []byte
 	resource   []byte
 	zstd       *zstd.Encoder

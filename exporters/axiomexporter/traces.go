@@ -3,6 +3,7 @@ package axiomexporter
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -56,15 +57,21 @@ func (e *tracesExporter) pushTraces(ctx context.Context, td ptrace.Traces) (err 
 			e.finished(spans)
 		}
 	}(td.SpanCount())
-	req := ptraceotlp.NewExportRequestFromTraces(td)
 	if e.file != nil {
-		line, err := req.MarshalJSON()
+		line, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalJSON()
 		if err != nil {
 			return consumererror.NewPermanent(err)
 		}
 		return e.file.write(append(line, '\n'))
 	}
-	body, err := req.MarshalProto()
+	return e.send(ctx, td)
+}
+
+// send delivers td as one request. When Axiom finds it too large (413) it
+// sends each half of the spans on its own, and so on down to a single
+// span, which is dropped and counted.
+func (e *tracesExporter) send(ctx context.Context, td ptrace.Traces) error {
+	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 	if err != nil {
 		return consumererror.NewPermanent(err)
 	}
@@ -79,7 +86,59 @@ func (e *tracesExporter) pushTraces(ctx context.Context, td ptrace.Traces) (err 
 		return consumererror.NewPermanent(err)
 	}
 	spans := td.SpanCount()
-	return e.deliver(ctx, spans, func(ctx context.Context) error { return e.post(ctx, gz.buf.Bytes(), spans) })
+	err = e.deliver(ctx, spans, func(ctx context.Context) error { return e.post(ctx, gz.buf.Bytes(), spans) })
+	if !errors.Is(err, errTooLarge) {
+		return err
+	}
+	if spans <= 1 {
+		return e.tooLarge(spans, len(body))
+	}
+	first, rest := splitSpans(td, spans/2)
+	if err = e.send(ctx, first); err != nil && !consumererror.IsPermanent(err) {
+		return err // cut off by shutdown: the whole request stays queued
+	}
+	return errors.Join(err, e.send(ctx, rest))
+}
+
+// errTooLarge marks a 413 answer, which send splits instead of dropping.
+var errTooLarge = errors.New("request too large")
+
+// splitSpans copies the first n spans of td into one Traces and the rest
+// into another, each span under a copy of its resource and scope.
+func splitSpans(td ptrace.Traces, n int) (ptrace.Traces, ptrace.Traces) {
+	parts := [2]struct {
+		td     ptrace.Traces
+		ss     ptrace.ScopeSpans
+		ri, si int
+	}{{td: ptrace.NewTraces(), ri: -1}, {td: ptrace.NewTraces(), ri: -1}}
+	seen := 0
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				p := &parts[0]
+				if seen >= n {
+					p = &parts[1]
+				}
+				seen++
+				if p.ri != i || p.si != j {
+					dst := p.td.ResourceSpans().AppendEmpty()
+					rs.Resource().CopyTo(dst.Resource())
+					dst.SetSchemaUrl(rs.SchemaUrl())
+					p.ss = dst.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(p.ss.Scope())
+					p.ss.SetSchemaUrl(ss.SchemaUrl())
+					p.ri, p.si = i, j
+				}
+				spans.At(k).CopyTo(p.ss.Spans().AppendEmpty())
+			}
+		}
+	}
+	return parts[0].td, parts[1].td
 }
 
 func (e *tracesExporter) getGzip() *gzipBuffer {
@@ -128,6 +187,9 @@ func (e *tracesExporter) post(ctx context.Context, body []byte, spans int) error
 	case axiomclient.Retry:
 		return err
 	default:
+		if resp.StatusCode == http.StatusRequestEntityTooLarge {
+			return consumererror.NewPermanent(fmt.Errorf("%w: %w", errTooLarge, err))
+		}
 		return e.rejected(resp.StatusCode, spans, err)
 	}
 }

@@ -1,0 +1,128 @@
+package axiomexporter
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
+)
+
+// sizedLogs makes one record per size, a string body of that many bytes
+// that starts with its index.
+func sizedLogs(sizes ...int) plog.Logs {
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for i, size := range sizes {
+		prefix := strconv.Itoa(i) + ":"
+		lrs.AppendEmpty().Body().SetStr(prefix + strings.Repeat("x", max(0, size-len(prefix))))
+	}
+	return ld
+}
+
+// A 413 splits the request in halves, down to one event: everything that
+// fits Axiom's limit arrives, the one event too large even alone is dropped
+// and counted.
+func TestLogs413SplitsDownToOneEvent(t *testing.T) {
+	srv := axiomtest.NewForTest(t, axiomtest.WithMaxBodyBytes(4000))
+	h := newHarness()
+	exp := startLogs(t, h, testConfig(srv.URL()))
+	sizes := make([]int, 60)
+	for i := range sizes {
+		sizes[i] = 300
+	}
+	sizes[37] = 5000 // over the limit by itself
+	if err := exp.ConsumeLogs(context.Background(), sizedLogs(sizes...)); err == nil {
+		t.Error("the push reported no loss although one event was dropped")
+	}
+	if got := srv.EventCount(logsDS); got != 59 {
+		t.Errorf("%d events arrived, want the 59 that fit", got)
+	}
+	for _, ev := range srv.Events(logsDS) {
+		if strings.HasPrefix(ev["message"].(string), "37:") {
+			t.Error("the oversized event arrived")
+		}
+	}
+	if got := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "logs"); got != 1 {
+		t.Errorf("rejected counter %d, want 1", got)
+	}
+}
+
+// Requests are cut by bytes, not only by Axiom's 10,000 events: 100 KiB
+// events go at most as many to a request as the batch's bytes hold.
+func TestLogsRequestsAreBoundedInBytes(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	cfg := testConfig(srv.URL())
+	exp := startLogs(t, newHarness(), cfg)
+	const n, size = 80, 100 << 10
+	sizes := make([]int, n)
+	for i := range sizes {
+		sizes[i] = size
+	}
+	if err := exp.ConsumeLogs(context.Background(), sizedLogs(sizes...)); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.EventCount(logsDS); got != n {
+		t.Fatalf("%d events arrived, want %d", got, n)
+	}
+	limit := int(cfg.batchBytes())
+	reqs := srv.Requests()
+	for _, r := range reqs {
+		if r.Events*size > limit {
+			t.Errorf("a request of %d events of %d bytes is over the %d-byte cap", r.Events, size, limit)
+		}
+	}
+	if len(reqs) < n*size/limit {
+		t.Errorf("%d requests for %d bytes under a %d-byte cap", len(reqs), n*size, limit)
+	}
+}
+
+// The same for spans: halves down to one span.
+func TestTraces413SplitsDownToOneSpan(t *testing.T) {
+	srv := axiomtest.NewForTest(t, axiomtest.WithMaxBodyBytes(3000))
+	h := newHarness()
+	exp := startTraces(t, h, testConfig(srv.URL()))
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "checkout")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	for i := range 40 {
+		sp := spans.AppendEmpty()
+		sp.SetName("op-" + strconv.Itoa(i))
+		sp.SetTraceID([16]byte{1, byte(i)})
+		sp.SetSpanID([8]byte{2, byte(i)})
+		pad := 100
+		if i == 11 {
+			pad = 4000
+		}
+		sp.Attributes().PutStr("pad", strings.Repeat("y", pad))
+	}
+	if err := exp.ConsumeTraces(context.Background(), td); err == nil {
+		t.Error("the push reported no loss although one span was dropped")
+	}
+	if got := srv.SpanCount(tracesDS); got != 39 {
+		t.Errorf("%d spans arrived, want the 39 that fit", got)
+	}
+	if got := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "traces"); got != 1 {
+		t.Errorf("rejected counter %d, want 1", got)
+	}
+}
+
+func TestSplitSpansKeepsResourceAndScope(t *testing.T) {
+	td := richTraces()
+	n := td.SpanCount()
+	first, rest := splitSpans(td, 1)
+	if first.SpanCount() != 1 || rest.SpanCount() != n-1 {
+		t.Fatalf("split %d spans into %d and %d", n, first.SpanCount(), rest.SpanCount())
+	}
+	for _, part := range []ptrace.Traces{first, rest} {
+		rs := part.ResourceSpans().At(0)
+		if v, _ := rs.Resource().Attributes().Get("service.name"); v.Str() != "checkout" {
+			t.Errorf("resource lost: %v", rs.Resource().Attributes().AsRaw())
+		}
+	}
+}
