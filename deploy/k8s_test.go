@@ -188,14 +188,14 @@ func checkPod(file string, tmpl *corev1.PodTemplateSpec) error {
 		errs = append(errs, fmt.Errorf("the sidecar runs embedded:%s, want embedded:kubernetes", name))
 	}
 	for _, e := range c.Env {
-		want := map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_UID": "metadata.uid"}[e.Name]
+		want := map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_UID": "metadata.uid", "NODE_NAME": "spec.nodeName"}[e.Name]
 		if want != "" && (e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != want) {
 			errs = append(errs, fmt.Errorf("%s must come from the downward API field %s", e.Name, want))
 		}
 	}
-	for _, name := range []string{"POD_NAME", "POD_NAMESPACE", "POD_UID"} {
+	for _, name := range []string{"POD_NAME", "POD_NAMESPACE", "POD_UID", "NODE_NAME"} {
 		if _, ok := s.env[name]; !ok {
-			errs = append(errs, fmt.Errorf("%s is not set: the config finds the pod's log directory with it", name))
+			errs = append(errs, fmt.Errorf("%s is not set: the config finds the pod's log directory with it, and events name the pod (k8s.*) with it", name))
 		}
 	}
 	if s.env["SIDECAR_CONTAINER_NAME"] != c.Name {

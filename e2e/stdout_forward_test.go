@@ -230,7 +230,8 @@ func TestStdoutForwardAcksAndShipsEveryRecordOverTCPAndUnix(t *testing.T) {
 }
 
 // On ECS (ECS_CONTAINER_METADATA_URI_V4 set) every event carries the task's
-// cluster, ARN and task definition, read from the metadata endpoint once.
+// cluster, ARN and task definition as FireLens names them, and the aws.ecs.*
+// and cloud.* resource attributes, read from the metadata endpoint once.
 func TestStdoutForwardAddsECSMetadata(t *testing.T) {
 	task := `{
   "Cluster": "arn:aws:ecs:us-east-1:111122223333:cluster/prod-api",
@@ -282,6 +283,18 @@ func TestStdoutForwardAddsECSMetadata(t *testing.T) {
 		"ecs_cluster":         "prod-api",
 		"ecs_task_arn":        "arn:aws:ecs:us-east-1:111122223333:task/prod-api/0b69d5c0d0b74b8fa2f5d3f3d9a1e7c2",
 		"ecs_task_definition": "checkout:42",
+		// the OpenTelemetry semantic conventions, beside FireLens's names
+		"cloud.provider":          "aws",
+		"cloud.platform":          "aws_ecs",
+		"cloud.region":            "us-east-1",
+		"cloud.account.id":        "111122223333",
+		"cloud.availability_zone": "us-east-1b",
+		"aws.ecs.cluster.arn":     "arn:aws:ecs:us-east-1:111122223333:cluster/prod-api",
+		"aws.ecs.task.arn":        "arn:aws:ecs:us-east-1:111122223333:task/prod-api/0b69d5c0d0b74b8fa2f5d3f3d9a1e7c2",
+		"aws.ecs.task.id":         "0b69d5c0d0b74b8fa2f5d3f3d9a1e7c2",
+		"aws.ecs.task.family":     "checkout",
+		"aws.ecs.task.revision":   "42",
+		"aws.ecs.launchtype":      "fargate",
 	})
 	if hits.Load() != 1 {
 		t.Errorf("task metadata read %d times, want once", hits.Load())

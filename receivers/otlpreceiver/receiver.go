@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
@@ -28,6 +29,9 @@ type otlpReceiver struct {
 	nextTraces  consumer.Traces // nil when no traces pipeline uses the receiver
 	nextMetrics consumer.Metrics
 	nextLogs    consumer.Logs
+	// identity is the workload's (ECS task, Kubernetes pod), added to the
+	// resource of every span and log record that does not say it already.
+	identity []workload.Attr
 	obsGRPC     *receiverhelper.ObsReport
 	obsHTTP     *receiverhelper.ObsReport
 	release     func() // forgets the shared instance
@@ -71,6 +75,7 @@ func (r *otlpReceiver) Start(ctx context.Context, host component.Host) error {
 }
 
 func (r *otlpReceiver) start(ctx context.Context, host component.Host) error {
+	r.identity = workload.Detect(ctx, r.set.Logger)
 	if id := r.cfg.SamplingProcessor; id != nil && r.nextTraces != nil {
 		f, ok := presample.Lookup(*id)
 		if !ok {
@@ -152,6 +157,9 @@ func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.Ob
 		if decided != nil {
 			ctx = presample.WithDecided(ctx, decided)
 		}
+		for i := range td.ResourceSpans().Len() {
+			workload.AddMissing(td.ResourceSpans().At(i).Resource().Attributes(), r.identity)
+		}
 		err = r.nextTraces.ConsumeTraces(ctx, td)
 	}
 	obs.EndTracesOp(ctx, enc.format(), n, err)
@@ -193,6 +201,9 @@ func (r *otlpReceiver) consumeLogs(ctx context.Context, obs *receiverhelper.ObsR
 	n := ld.LogRecordCount()
 	if n == 0 {
 		return nil
+	}
+	for i := range ld.ResourceLogs().Len() {
+		workload.AddMissing(ld.ResourceLogs().At(i).Resource().Attributes(), r.identity)
 	}
 	ctx = obs.StartLogsOp(ctx)
 	err := r.nextLogs.ConsumeLogs(ctx, ld)

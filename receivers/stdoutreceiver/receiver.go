@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -20,8 +19,8 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/decode"
-	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/ecsmeta"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
@@ -34,9 +33,6 @@ const (
 	retryMax   = time.Second
 )
 
-// ecsMetadataTimeout bounds the one metadata request at start.
-const ecsMetadataTimeout = 5 * time.Second
-
 type stdoutReceiver struct {
 	cfg      *Config
 	set      receiver.Settings
@@ -47,8 +43,10 @@ type stdoutReceiver struct {
 	decoders sync.Pool
 	release  func() // forgets the shared instance
 
-	// resource holds attributes added to every record's resource (ECS task
-	// metadata); written in Start before any transport runs.
+	// identity is the workload's (ECS task, Kubernetes pod), and resource
+	// the same as the attributes added to every record's resource; both
+	// written in Start before any transport runs.
+	identity []workload.Attr
 	resource []stream.Attr
 
 	// stdinSrc and endProcess are os.Stdin and stdin.EndProcess; tests
@@ -98,16 +96,8 @@ func (r *stdoutReceiver) start(ctx context.Context, host component.Host) error {
 	if r.logs == nil {
 		log.Warn("the stdout receiver is in no logs pipeline: log lines will be dropped (and counted)")
 	}
-	if uri := os.Getenv(ecsmeta.EnvURI); uri != "" {
-		fctx, cancel := context.WithTimeout(ctx, ecsMetadataTimeout)
-		attrs, err := ecsmeta.Fetch(fctx, &http.Client{Timeout: ecsMetadataTimeout}, uri)
-		cancel()
-		if err != nil {
-			log.Warn("reading ECS task metadata failed; records go without it", zap.Error(err))
-		} else {
-			r.resource = attrs
-		}
-	}
+	r.identity = workload.Detect(ctx, log)
+	r.resource = streamAttrs(r.identity)
 
 	if fc := r.cfg.Files.Get(); fc != nil {
 		if r.cfg.Storage != nil {
@@ -192,7 +182,7 @@ func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
 	if d == nil {
 		d = decode.New(decode.Options{Traces: r.traces != nil})
 	}
-	out := d.Decode(b, r.resource, time.Now())
+	out := d.Decode(b, r.resourceOf(b), time.Now())
 	r.decoders.Put(d)
 	r.metrics.record(ctx, out.Stats)
 
@@ -205,6 +195,29 @@ func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
 		return r.pushLogs(ctx, out.Logs)
 	}
 	return nil
+}
+
+// resourceOf is the resource of a batch's records: the workload's identity
+// and, for a kubelet log file, its container's (k8s.container.name,
+// k8s.container.restart_count).
+func (r *stdoutReceiver) resourceOf(b stream.Batch) []stream.Attr {
+	for _, a := range b.Attrs {
+		if a.Key != stream.AttrFilePath {
+			continue
+		}
+		if k8s, ok := workload.KubernetesFromLogPath(a.Value); ok {
+			return streamAttrs(workload.Merge(r.identity, k8s))
+		}
+	}
+	return r.resource
+}
+
+func streamAttrs(attrs []workload.Attr) []stream.Attr {
+	out := make([]stream.Attr, len(attrs))
+	for i, a := range attrs {
+		out[i] = stream.Attr(a)
+	}
+	return out
 }
 
 func (r *stdoutReceiver) pushLogs(ctx context.Context, ld plog.Logs) error {

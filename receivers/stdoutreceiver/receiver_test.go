@@ -26,7 +26,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/sidecarhq/sidecar/internal/rawevent"
-	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/ecsmeta"
+	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
@@ -215,7 +215,7 @@ func TestReceiverAddsECSMetadata(t *testing.T) {
 	srv.Listener = ln
 	srv.Start()
 	defer srv.Close()
-	t.Setenv(ecsmeta.EnvURI, srv.URL+"/v4/abc")
+	t.Setenv(workload.EnvECSMetadataURI, srv.URL+"/v4/abc")
 
 	logs, traces := new(consumertest.LogsSink), new(consumertest.TracesSink)
 	s := startReceiver(t, stdinConfig(true), strings.NewReader("plain line\n"+testSpanLine+"\n"), logs, traces)
@@ -234,7 +234,7 @@ func TestReceiverAddsECSMetadata(t *testing.T) {
 }
 
 func TestReceiverECSMetadataFailureIsNotFatal(t *testing.T) {
-	t.Setenv(ecsmeta.EnvURI, "http://127.0.0.1:1/v4/none")
+	t.Setenv(workload.EnvECSMetadataURI, "http://127.0.0.1:1/v4/none")
 	logs := new(consumertest.LogsSink)
 	s := startReceiver(t, stdinConfig(true), strings.NewReader("x\n"), logs, nil)
 	<-s.eof

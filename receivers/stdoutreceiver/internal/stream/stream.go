@@ -37,6 +37,10 @@ type Attr struct {
 	Key, Value string
 }
 
+// AttrFilePath names the file a tailed batch was read from (the
+// OpenTelemetry log.file.path).
+const AttrFilePath = "log.file.path"
+
 // Batch is a run of lines from one source.
 type Batch struct {
 	// Attrs describe the source: for example log.file.path for a tailed

@@ -58,7 +58,7 @@ func (t *Tailer) open(path string, id fileID) *file {
 		fileID: id,
 		path:   path,
 		fd:     fd,
-		attrs:  []stream.Attr{{Key: "log.file.path", Value: path}},
+		attrs:  []stream.Attr{{Key: stream.AttrFilePath, Value: path}},
 		fp:     fp,
 		seen:   true,
 	}

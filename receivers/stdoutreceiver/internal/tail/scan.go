@@ -57,7 +57,7 @@ func (t *Tailer) glob(ctx context.Context) {
 			f.seen = true
 			if f.path != path { // renamed: follow the inode, report its new name
 				f.path = path
-				f.attrs = []stream.Attr{{Key: "log.file.path", Value: path}}
+				f.attrs = []stream.Attr{{Key: stream.AttrFilePath, Value: path}}
 			}
 			continue
 		}
