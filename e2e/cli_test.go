@@ -63,12 +63,7 @@ func TestHealthCommandFollowsTheConfigsVariable(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	env := embeddedEnv(t, fake)
 	s := StartSidecar(t, "", WithArgs(), WithEnv(env...))
-	var health string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "SIDECAR_HEALTH_ENDPOINT="); ok {
-			health = v
-		}
-	}
+	health := envValue(env, "SIDECAR_HEALTH_ENDPOINT")
 	s.WaitListening(t, health)
 	probe := exec.Command(sidecarBinary, "health")
 	probe.Env = append(cleanEnv(), env...)

@@ -14,16 +14,6 @@ import (
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
 
-// envValue returns the value of name in a KEY=value list.
-func envValue(env []string, name string) string {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, name+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 // TestKubernetesIdentityOnEveryEventAndSpan runs `--config
 // embedded:kubernetes` with the downward API variables on a fake node log
 // tree: each event names its pod and container (from the kubelet's log
