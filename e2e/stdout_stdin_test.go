@@ -289,14 +289,17 @@ func TestStdinBackpressureLosesNothing(t *testing.T) {
 	}
 }
 
-// A line over max_line_bytes reaches Axiom cut to the limit and marked,
-// as a message (its JSON is incomplete), and the next line is unharmed.
-func TestStdinHugeLineIsTruncatedAndMarked(t *testing.T) {
+// A line over max_line_bytes reaches Axiom as an event: its first
+// max_line_bytes closed into JSON again (the long string cut, the members
+// after the cut lost), with the line's own _time and level, marked
+// log.truncated; the next line is unharmed.
+func TestStdinHugeLineIsCutKeepingItsFieldsAndMarked(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	cfg := stdinConfig(fake.URL(), yamlMap{}, nil)
 	cfg.receivers["stdout"].(yamlMap)["max_line_bytes"] = 65536
 	s := StartSidecar(t, cfg.yaml(), WithStdin())
-	huge := `{"level":30,"time":1764504000000,"msg":"` + strings.Repeat("x", 200<<10) + `"}`
+	prefix := `{"level":50,"time":1764504000000,"req":{"id":7},"stack":"`
+	huge := prefix + strings.Repeat("x", 200<<10) + `","msg":"boom"}`
 	if _, err := io.WriteString(s.Stdin, huge+"\n"+`{"level":30,"time":1764504000001,"msg":"after"}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -319,9 +322,14 @@ func TestStdinHugeLineIsTruncatedAndMarked(t *testing.T) {
 	if after == nil || after["level"] != "info" {
 		t.Fatalf("the line after the huge one: %v", after)
 	}
-	msg, _ := cut["message"].(string)
-	if msg != huge[:65536] {
-		t.Fatalf("truncated message has %d bytes, want the first 65536 of the line", len(msg))
+	if stack, _ := cut["stack"].(string); stack != strings.Repeat("x", 65536-len(prefix)) {
+		t.Fatalf("cut value has %d bytes, want the %d that fit", len(stack), 65536-len(prefix))
+	}
+	if cut["level"] != "error" || fmt.Sprint(cut["req"]) != "map[id:7]" {
+		t.Fatalf("fields before the cut not kept: level %v, req %v", cut["level"], cut["req"])
+	}
+	if tm, _ := cut["_time"].(string); !strings.HasPrefix(tm, "2025-11-30T12:00:00") {
+		t.Fatalf("_time %v, want the line's own", cut["_time"])
 	}
 	if attrs, _ := cut["attributes"].(map[string]any); attrs["log.truncated"] != true {
 		t.Fatalf("truncated event not marked: attributes %v", cut["attributes"])

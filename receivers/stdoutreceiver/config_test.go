@@ -29,7 +29,7 @@ func TestConfigSections(t *testing.T) {
 	if cfg.Files.HasValue() || cfg.Forward.HasValue() {
 		t.Errorf("absent sections must stay off")
 	}
-	if cfg.MaxLineBytes != 256<<10 {
+	if cfg.MaxLineBytes != 1<<20 {
 		t.Errorf("max_line_bytes default %d", cfg.MaxLineBytes)
 	}
 

@@ -29,6 +29,7 @@ import (
 	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
 )
 
@@ -287,7 +288,7 @@ func TestReceiverSelfMetrics(t *testing.T) {
 	}
 	r := lr.(*stdoutReceiver)
 	eof := make(chan struct{})
-	r.stdinSrc = strings.NewReader("{\"msg\":\"a\"}\nplain\n\n" + strings.Repeat("x", 300<<10) + "\n")
+	r.stdinSrc = strings.NewReader("{\"msg\":\"a\"}\nplain\n\n" + strings.Repeat("x", stream.DefaultMaxLineBytes+1) + "\n")
 	r.endProcess = func(<-chan struct{}) { close(eof) }
 	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 		t.Fatal(err)

@@ -3,37 +3,56 @@
 //
 // A line that is one JSON object becomes a record whose string body is the
 // Axiom event itself (see internal/rawevent), made by splicing the original
-// bytes: the timestamp field is renamed to `_time`, the level is normalised,
-// everything else is kept byte for byte. No map or pcommon.Map is built.
+// bytes: members are dropped, renamed or have their level value named, `_time`
+// and `level` may be inserted, everything else is kept byte for byte. No map
+// or pcommon.Map is built. For a pino line the event is what @axiomhq/pino
+// sends: it runs `const {time, level, ...rest} = JSON.parse(line)` and sends
+// `{_time: time, level: mapLogLevel(level), ...rest}`.
 //
-// The rules, in order (the stdoutreceiver package documentation repeats them
-// for app authors):
-//   - `_time` present: kept as is; a `time` field is then dropped (this is
-//     what @axiomhq/pino's `{_time: time, level, ...rest}` spread yields).
-//   - `time` present (pino, bunyan, logrus, slog): renamed to `_time`, value
-//     verbatim, exactly as @axiomhq/pino does.
-//   - otherwise the first of `timestamp` (winston), `ts` (zap), `@timestamp`
-//     (ECS) that parses as a date becomes `_time`: strings and epoch
-//     milliseconds verbatim, other epoch units (zap's float seconds)
-//     rewritten as an RFC 3339 string so Axiom cannot misread the unit.
-//   - no usable timestamp: `"_time":"<transport time or now, RFC 3339>"` is
-//     inserted first.
-//   - `level` as a number (pino, bunyan): replaced by its name exactly as
-//     @axiomhq/pino's mapLogLevel does (<=10 trace, <=20 debug, <=30 info,
-//     <=40 warn, <=50 error, <=60 fatal, above: silent).
-//   - `level` as a string (winston, zap, logrus, slog), or else ECS's
-//     `log.level`: lowercased in place (slog's "INFO" -> "info").
+// The rules, in order (the stdoutreceiver README repeats them for app
+// authors, with the few places where we keep a better behaviour than the
+// transport's):
+//   - duplicate keys (pino writes them: a child binding and the same key in
+//     a call, `msg` in the object and as the argument): the last one wins,
+//     as in JSON.parse; the earlier members are dropped. Keys compare as
+//     decoded, so `"\u0074ime"` is `time`.
+//   - `_time` present: kept as is; `time` is dropped (the transport's spread
+//     puts the line's `_time` over `time`).
+//   - `time` present (pino, bunyan, logrus, slog; also a user `time` key
+//     after pino's): renamed to `_time`, value verbatim, as the transport.
+//   - otherwise `_time` is inserted first: from the first of `timestamp`
+//     (winston, pino's custom timestamp key), `ts` (zap), `@timestamp` (ECS)
+//     that parses as a date (strings and epoch milliseconds verbatim, other
+//     epoch units, zap's float seconds, as an RFC 3339 string so Axiom cannot
+//     misread the unit), else the transport time or now. That field itself
+//     is kept, as the transport keeps it. (The transport sends no `_time`
+//     here, so Axiom stamps the ingest time: we keep the line's own time,
+//     or the time it was read, which a disk buffer may hold for long.)
+//   - `level` as a number: replaced by its name as the transport's
+//     mapLogLevel (<=10 trace, <=20 debug, <=30 info, <=40 warn, <=50
+//     error, <=60 fatal, above: silent); values JavaScript compares as
+//     numbers (null, booleans, [], [n]) likewise, objects are silent.
+//   - `level` as a string: kept as written (formatters.level's "ERROR",
+//     slog's "INFO"), as the transport; its severity is by the lowercase name.
+//   - no `level`: `"level":"silent"` is inserted, as mapLogLevel(undefined)
+//     gives, unless ECS's `log.level` says the level (kept as written).
 //   - `trace_id`/`span_id` or `traceId`/`spanId` (32/16 hex digits) set the
 //     record's TraceID/SpanID and stay in the body.
 //
 // The record's Timestamp is the parsed timestamp (transport time if none),
 // SeverityNumber/SeverityText come from the level.
 //
-// A line that is not a JSON object (stack trace, panic, plain text), a
-// truncated line, or an object that is not valid JSON becomes an ordinary
-// record with the line as its body and the transport time: nothing is
-// dropped for being malformed. Invalid UTF-8 is replaced by U+FFFD. A JSON
-// object with a top-level `resourceSpans` member is decoded as an OTLP/JSON
+// A line the transport cut at its size limit (max_line_bytes, marked
+// log.truncated) that starts as a JSON object is closed into JSON again
+// (cut.go) and decoded by the same rules: the value being written at the
+// cut is cut short, members after it are lost, `_time` and the level come
+// from the line when they precede the cut.
+//
+// A line that is not a JSON object (stack trace, panic, plain text), or an
+// object that is not valid JSON, becomes an ordinary record with the line as
+// its body and the transport time: nothing is dropped for being malformed.
+// Invalid UTF-8 is replaced by U+FFFD. A JSON object with a top-level
+// `resourceSpans` member is decoded as an OTLP/JSON
 // ExportTraceServiceRequest and goes to traces; if that fails, or it holds
 // no span, it is a log. Blank lines are skipped (Stats.Empty counts them).
 // Records carry the attribute log.iostream when the transport knows the
@@ -43,6 +62,7 @@ package decode
 import (
 	"bytes"
 	"encoding/hex"
+	"math"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -92,11 +112,14 @@ type Output struct {
 // A Decoder keeps buffers between batches. It is not safe for concurrent use;
 // pool one per goroutine.
 type Decoder struct {
-	opts  Options
-	buf   []byte // the bodies of the current batch, back to back
-	fixed []byte // the current line with invalid UTF-8 repaired
-	recs  []decodedLine
-	obj   object
+	opts   Options
+	buf    []byte // the bodies of the current batch, back to back
+	fixed  []byte // the current line with invalid UTF-8 repaired
+	closed []byte // the current line, cut at the line limit, closed into JSON again
+	recs   []decodedLine
+	obj    object
+	edits  []edit
+	drop   []bool // per member of the line: left out of the event
 }
 
 // decodedLine is one decoded line waiting to be written into plog as a log
@@ -119,6 +142,10 @@ func New(opts Options) *Decoder { return &Decoder{opts: opts} }
 // maxRetainedBuf caps the scratch buffer a Decoder keeps between batches so
 // one huge line does not pin memory in a pool forever.
 const maxRetainedBuf = 4 << 20
+
+// maxRetainedMembers likewise caps the per-member scratch kept after a line
+// with very many top-level members.
+const maxRetainedMembers = 4096
 
 // Decode decodes a batch. The log records share one ResourceLogs whose
 // attributes are b.Attrs followed by resource (for example ECS metadata);
@@ -148,6 +175,12 @@ func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) 
 	if cap(d.fixed) > maxRetainedBuf {
 		d.fixed = nil
 	}
+	if cap(d.closed) > maxRetainedBuf {
+		d.closed = nil
+	}
+	if cap(d.obj.members) > maxRetainedMembers {
+		d.obj, d.edits, d.drop = object{}, nil, nil
+	}
 	return out
 }
 
@@ -159,6 +192,7 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 	}
 	if l.Truncated {
 		out.Stats.Truncated++
+		data = trimPartialRune(data)
 	}
 	if !utf8.Valid(data) {
 		d.fixed = appendValidUTF8(d.fixed[:0], data)
@@ -169,9 +203,16 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 		when = now
 	}
 	r := decodedLine{stream: l.Stream, truncated: l.Truncated, ts: pcommon.NewTimestampFromTime(when)}
-	// A truncated line is never parsed: its JSON would be cut anyway.
-	if !l.Truncated && scanObject(data, &d.obj) {
-		if d.opts.Traces && d.obj.members[keyResourceSpans].found && d.spanLine(data, out, resource) {
+	obj := data
+	if l.Truncated { // a cut JSON object is closed again and decoded
+		var ok bool
+		if d.closed, ok = appendClosed(d.closed[:0], data); ok {
+			obj = d.closed
+		}
+	}
+	if scanObject(obj, &d.obj) {
+		data = obj
+		if d.opts.Traces && !l.Truncated && d.obj.has(keyResourceSpans) && d.spanLine(data, out, resource) {
 			out.Stats.SpanLines++
 			return
 		}
@@ -214,12 +255,10 @@ func (d *Decoder) spanLine(data []byte, out *Output, resource []stream.Attr) boo
 
 // edit kinds, applied to the line's bytes in position order.
 const (
-	editRenameTime  = iota // replace `"key":` with `"_time":`
-	editInsertTime         // insert `"_time":"<ts>",` after the opening brace
-	editReplaceTime        // replace the whole member with `"_time":"<ts>"`
-	editRemove             // delete the member and one comma
-	editLevelName          // replace the value with `"<name>"`
-	editLowercase          // lowercase the string value
+	editRenameTime = iota // replace `"key":` with `"_time":`
+	editInsert            // insert `"_time":...` and/or `"level":"silent"` after the opening brace
+	editRemove            // delete the bytes (a member with one comma)
+	editLevelName         // replace the value with `"<name>"`
 )
 
 type edit struct {
@@ -228,115 +267,158 @@ type edit struct {
 	text       string
 }
 
+// inserted is what an editInsert writes.
+type inserted struct {
+	time       bool
+	timeRaw    []byte // the value verbatim, or nil to write ts as RFC 3339
+	ts         time.Time
+	level      bool // `"level":"silent"`
+	beforeMore bool // members follow: end with a comma
+}
+
 // event appends the Axiom event for a scanned JSON line to dst and fills the
 // record's timestamp, severity and ids.
 func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []byte {
 	o := &d.obj
-	m := &o.members
-	var edits [3]edit
-	n := 0
-	add := func(e edit) { edits[n] = e; n++ }
-	val := func(k int) []byte { return line[m[k].valStart:m[k].valEnd] }
+	edits := d.edits[:0]
+	drop := d.drop[:0]
+	for range o.members {
+		drop = append(drop, false)
+	}
+	for i := range o.members {
+		drop[i] = o.members[i].superseded
+	}
+	var ins inserted
 
 	ts := fallback
 	switch {
-	case m[keyUnderscoreTime].found:
-		if t, _, ok := parseTimeValue(val(keyUnderscoreTime)); ok {
+	case o.has(keyUnderscoreTime):
+		if t, _, ok := parseTimeValue(o.val(line, keyUnderscoreTime)); ok {
 			ts = t
 		}
-		if t := m[keyTime]; t.found {
-			add(edit{start: t.cutStart, end: t.cutEnd, kind: editRemove})
+		if o.has(keyTime) {
+			drop[o.known[keyTime]-1] = true
 		}
-	case m[keyTime].found:
-		if t, _, ok := parseTimeValue(val(keyTime)); ok {
+	case o.has(keyTime):
+		if t, _, ok := parseTimeValue(o.val(line, keyTime)); ok {
 			ts = t
 		}
-		add(edit{start: m[keyTime].keyStart, end: m[keyTime].valStart, kind: editRenameTime})
+		m := o.at(keyTime)
+		edits = append(edits, edit{start: m.keyStart, end: m.valStart, kind: editRenameTime})
 	default:
-		found := false
+		ins.time = true
 		for _, k := range [...]int{keyTimestamp, keyTs, keyAtTimestamp} {
-			if !m[k].found {
+			if !o.has(k) {
 				continue
 			}
-			t, unit, ok := parseTimeValue(val(k))
+			v := o.val(line, k)
+			t, unit, ok := parseTimeValue(v)
 			if !ok {
 				continue
 			}
-			ts, found = t, true
-			if line[m[k].valStart] == '"' || unit == unitMillis {
-				add(edit{start: m[k].keyStart, end: m[k].valStart, kind: editRenameTime})
-			} else {
-				add(edit{start: m[k].keyStart, end: m[k].valEnd, kind: editReplaceTime})
+			ts = t
+			if v[0] == '"' || unit == unitMillis {
+				ins.timeRaw = v
 			}
 			break
 		}
-		if !found {
-			add(edit{start: o.start + 1, end: o.start + 1, kind: editInsertTime})
-		}
 	}
+	ins.ts = ts
 	r.ts = pcommon.NewTimestampFromTime(ts)
 
-	levelKey := keyLevel
-	if !m[keyLevel].found {
-		levelKey = keyLogLevel
+	switch {
+	case o.has(keyLevel):
+		m := o.at(keyLevel)
+		v := line[m.valStart:m.valEnd]
+		if v[0] == '"' {
+			r.sevText, r.sev = stringLevel(v)
+		} else {
+			text, sev := jsLevel(v)
+			r.sevText, r.sev = text, sev
+			edits = append(edits, edit{start: m.valStart, end: m.valEnd, kind: editLevelName, text: text})
+		}
+	case o.has(keyLogLevel):
+		r.sevText, r.sev = stringLevel(o.val(line, keyLogLevel))
+	default:
+		ins.level = true
+		r.sevText, r.sev = loglevel.Pino(math.NaN())
 	}
-	if lv := m[levelKey]; lv.found {
-		v := val(levelKey)
+
+	hexID(r.traceID[:], line, o, keyTraceID, keyTraceIDCamel)
+	hexID(r.spanID[:], line, o, keySpanID, keySpanIDCamel)
+
+	// Dropped members go with one comma: the one before them, or, for a
+	// run of dropped members at the start, the one after each.
+	kept := false
+	for i := range o.members {
+		m := &o.members[i]
 		switch {
-		case levelKey == keyLevel && (v[0] == '-' || '0' <= v[0] && v[0] <= '9'):
-			if text, sev, ok := pinoLevel(v); ok {
-				r.sevText, r.sev = text, sev
-				add(edit{start: lv.valStart, end: lv.valEnd, kind: editLevelName, text: text})
-			}
-		case plainLevel(v):
-			var lowerBuf [34]byte
-			lower := appendLower(lowerBuf[:0], v[1:len(v)-1])
-			r.sev = loglevel.Severity(bytesToString(lower))
-			r.sevText = levelText(lower)
-			if !bytes.Equal(lower, v[1:len(v)-1]) {
-				add(edit{start: lv.valStart + 1, end: lv.valEnd - 1, kind: editLowercase})
-			}
+		case !drop[i]:
+			kept = true
+		case kept:
+			edits = append(edits, edit{start: m.sep, end: m.valEnd, kind: editRemove})
+		case i+1 < len(o.members):
+			edits = append(edits, edit{start: m.keyStart, end: o.members[i+1].keyStart, kind: editRemove})
+		default:
+			edits = append(edits, edit{start: m.keyStart, end: m.valEnd, kind: editRemove})
 		}
 	}
+	if ins.time || ins.level {
+		ins.beforeMore = kept
+		edits = append(edits, edit{start: o.start + 1, end: o.start + 1, kind: editInsert})
+	}
+	sortEdits(edits)
 
-	hexID(r.traceID[:], line, m, keyTraceID, keyTraceIDCamel)
-	hexID(r.spanID[:], line, m, keySpanID, keySpanIDCamel)
-
-	sortEdits(edits[:n])
 	pos := o.start
-	for _, e := range edits[:n] {
+	for _, e := range edits {
 		dst = append(dst, line[pos:e.start]...)
 		switch e.kind {
 		case editRenameTime:
 			dst = append(dst, `"_time":`...)
-		case editInsertTime:
-			dst = appendTimeMember(dst, ts)
-			if !o.empty {
-				dst = append(dst, ',')
-			}
-		case editReplaceTime:
-			dst = appendTimeMember(dst, ts)
+		case editInsert:
+			dst = appendInserted(dst, &ins)
 		case editLevelName:
 			dst = append(dst, '"')
 			dst = append(dst, e.text...)
 			dst = append(dst, '"')
-		case editLowercase:
-			dst = appendLower(dst, line[e.start:e.end])
 		}
 		pos = e.end
 	}
+	d.edits, d.drop = edits, drop
 	return append(dst, line[pos:o.end]...)
 }
 
-func appendTimeMember(dst []byte, t time.Time) []byte {
-	dst = append(dst, `"_time":"`...)
-	dst = t.UTC().AppendFormat(dst, time.RFC3339Nano)
-	return append(dst, '"')
+func appendInserted(dst []byte, ins *inserted) []byte {
+	if ins.time {
+		dst = append(dst, `"_time":`...)
+		if ins.timeRaw != nil {
+			dst = append(dst, ins.timeRaw...)
+		} else {
+			dst = append(dst, '"')
+			dst = ins.ts.UTC().AppendFormat(dst, time.RFC3339Nano)
+			dst = append(dst, '"')
+		}
+		if ins.level {
+			dst = append(dst, ',')
+		}
+	}
+	if ins.level {
+		dst = append(dst, `"level":"silent"`...)
+	}
+	if ins.beforeMore {
+		dst = append(dst, ',')
+	}
+	return dst
 }
 
+// sortEdits orders edits by position; an insertion sorts before a removal
+// at the same position (the insertion goes right after the brace).
 func sortEdits(e []edit) {
+	less := func(a, b *edit) bool {
+		return a.start < b.start || a.start == b.start && a.kind == editInsert && b.kind != editInsert
+	}
 	for i := 1; i < len(e); i++ {
-		for j := i; j > 0 && e[j].start < e[j-1].start; j-- {
+		for j := i; j > 0 && less(&e[j], &e[j-1]); j-- {
 			e[j], e[j-1] = e[j-1], e[j]
 		}
 	}
@@ -344,12 +426,12 @@ func sortEdits(e []edit) {
 
 // hexID fills id from the first of keys whose member is a JSON string of
 // exactly len(id) bytes in hex; id stays zero (empty) otherwise.
-func hexID(id, line []byte, m *[numKeys]member, keys ...int) {
+func hexID(id, line []byte, o *object, keys ...int) {
 	for _, k := range keys {
-		if !m[k].found {
+		if !o.has(k) {
 			continue
 		}
-		v := line[m[k].valStart:m[k].valEnd]
+		v := o.val(line, k)
 		if len(v) != 2*len(id)+2 || v[0] != '"' {
 			continue
 		}

@@ -119,21 +119,21 @@ func TestDecodeFormats(t *testing.T) {
 		{
 			name:     "winston",
 			line:     `{"level":"info","message":"listening","service":"api","timestamp":"2026-11-30T11:00:00.000Z"}`,
-			wantBody: `{"level":"info","message":"listening","service":"api","_time":"2026-11-30T11:00:00.000Z"}`,
+			wantBody: `{"_time":"2026-11-30T11:00:00.000Z","level":"info","message":"listening","service":"api","timestamp":"2026-11-30T11:00:00.000Z"}`,
 			wantTime: time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC),
 			wantSev:  plog.SeverityNumberInfo, wantText: "info",
 		},
 		{
-			name:     "zap float seconds become RFC 3339",
+			name:     "zap float seconds give an RFC 3339 _time, ts is kept",
 			line:     `{"level":"error","ts":1764504000.5,"caller":"main.go:12","msg":"failed","error":"eof"}`,
-			wantBody: `{"level":"error","_time":"2025-11-30T12:00:00.5Z","caller":"main.go:12","msg":"failed","error":"eof"}`,
+			wantBody: `{"level":"error","_time":"2025-11-30T12:00:00.5Z","ts":1764504000.5,"caller":"main.go:12","msg":"failed","error":"eof"}`,
 			wantTime: time.Date(2025, 11, 30, 12, 0, 0, 5e8, time.UTC),
 			wantSev:  plog.SeverityNumberError, wantText: "error",
 		},
 		{
 			name:     "zap dpanic",
 			line:     `{"level":"dpanic","ts":1764504000,"msg":"x"}`,
-			wantBody: `{"level":"dpanic","_time":"2025-11-30T12:00:00Z","msg":"x"}`,
+			wantBody: `{"level":"dpanic","_time":"2025-11-30T12:00:00Z","ts":1764504000,"msg":"x"}`,
 			wantTime: time.Date(2025, 11, 30, 12, 0, 0, 0, time.UTC),
 			wantSev:  plog.SeverityNumberFatal, wantText: "dpanic",
 		},
@@ -145,25 +145,25 @@ func TestDecodeFormats(t *testing.T) {
 			wantSev:  plog.SeverityNumberWarn, wantText: "warning",
 		},
 		{
-			name:     "slog levels are lowercased",
+			name:     "slog levels are kept as written, severity from the name",
 			line:     `{"time":"2026-11-30T12:00:00.123456789Z","level":"INFO","msg":"hello","count":3}`,
-			wantBody: `{"_time":"2026-11-30T12:00:00.123456789Z","level":"info","msg":"hello","count":3}`,
+			wantBody: `{"_time":"2026-11-30T12:00:00.123456789Z","level":"INFO","msg":"hello","count":3}`,
 			wantTime: time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC),
-			wantSev:  plog.SeverityNumberInfo, wantText: "info",
+			wantSev:  plog.SeverityNumberInfo, wantText: "INFO",
 		},
 		{
 			name:     "slog offset level",
 			line:     `{"time":"2026-11-30T12:00:00Z","level":"WARN+2","msg":"x"}`,
-			wantBody: `{"_time":"2026-11-30T12:00:00Z","level":"warn+2","msg":"x"}`,
+			wantBody: `{"_time":"2026-11-30T12:00:00Z","level":"WARN+2","msg":"x"}`,
 			wantTime: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
-			wantSev:  plog.SeverityNumberWarn, wantText: "warn+2",
+			wantSev:  plog.SeverityNumberWarn, wantText: "WARN+2",
 		},
 		{
-			name:     "ECS",
+			name:     "ECS: log.level stands for level, no silent one is added",
 			line:     `{"@timestamp":"2026-11-30T12:00:01.000Z","log.level":"ERROR","message":"db down","ecs.version":"1.6.0"}`,
-			wantBody: `{"_time":"2026-11-30T12:00:01.000Z","log.level":"error","message":"db down","ecs.version":"1.6.0"}`,
+			wantBody: `{"_time":"2026-11-30T12:00:01.000Z","@timestamp":"2026-11-30T12:00:01.000Z","log.level":"ERROR","message":"db down","ecs.version":"1.6.0"}`,
 			wantTime: time.Date(2026, 11, 30, 12, 0, 1, 0, time.UTC),
-			wantSev:  plog.SeverityNumberError, wantText: "error",
+			wantSev:  plog.SeverityNumberError, wantText: "ERROR",
 		},
 		{
 			name:     "no timestamp gets the transport time first",
@@ -175,14 +175,14 @@ func TestDecodeFormats(t *testing.T) {
 		{
 			name:     "unparseable timestamp field is left alone",
 			line:     `{"timestamp":"yesterday","msg":"hi"}`,
-			wantBody: `{"_time":"2026-11-30T12:00:00Z","timestamp":"yesterday","msg":"hi"}`,
-			wantTime: testNow,
+			wantBody: `{"_time":"2026-11-30T12:00:00Z","level":"silent","timestamp":"yesterday","msg":"hi"}`,
+			wantTime: testNow, wantText: "silent",
 		},
 		{
 			name:     "empty object",
 			line:     ` { } `,
-			wantBody: `{"_time":"2026-11-30T12:00:00Z"}`,
-			wantTime: testNow,
+			wantBody: `{"_time":"2026-11-30T12:00:00Z","level":"silent"}`,
+			wantTime: testNow, wantText: "silent",
 		},
 		{
 			name:     "_time wins and time is dropped, as @axiomhq/pino's spread does",
@@ -194,8 +194,61 @@ func TestDecodeFormats(t *testing.T) {
 		{
 			name:     "time dropped when it is the last member",
 			line:     `{"_time":"2026-11-30T10:00:00Z","msg":"x","time":1}`,
-			wantBody: `{"_time":"2026-11-30T10:00:00Z","msg":"x"}`,
+			wantBody: `{"_time":"2026-11-30T10:00:00Z","level":"silent","msg":"x"}`,
+			wantTime: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), wantText: "silent",
+		},
+		{
+			name:     "duplicate keys: the last wins, as JSON.parse does",
+			line:     `{"level":30,"time":1764504000000,"module":"db","module":"cache","msg":"a","level":50,"msg":"b"}`,
+			wantBody: `{"_time":1764504000000,"level":"error","module":"cache","msg":"b"}`,
+			wantTime: time.UnixMilli(1764504000000),
+			wantSev:  plog.SeverityNumberError, wantText: "error",
+		},
+		{
+			name:     "a user time key after pino's is the _time",
+			line:     `{"level":30,"time":1764504000000,"time":"2026-11-30T10:00:00Z","msg":"x"}`,
+			wantBody: `{"_time":"2026-11-30T10:00:00Z","level":"info","msg":"x"}`,
 			wantTime: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC),
+			wantSev:  plog.SeverityNumberInfo, wantText: "info",
+		},
+		{
+			name:     "duplicates at the start and the end, escaped keys compare decoded",
+			line:     `{"a":1,"\u0061":2,"b":3,"c":4,"c":5,"\u0074ime":1764504000000,"time":1764504000001,"b":6}`,
+			wantBody: `{"a":2,"c":5,"_time":1764504000001,"b":6,"level":"silent"}`,
+			wantTime: time.UnixMilli(1764504000001), wantText: "silent",
+		},
+		{
+			name:     "formatters.level text is kept as written",
+			line:     `{"level":"ERROR","time":1764504000000,"msg":"x"}`,
+			wantBody: `{"_time":1764504000000,"level":"ERROR","msg":"x"}`,
+			wantTime: time.UnixMilli(1764504000000),
+			wantSev:  plog.SeverityNumberError, wantText: "ERROR",
+		},
+		{
+			name:     "GCP severity without level gets silent, as the transport's mapLogLevel(undefined)",
+			line:     `{"severity":"ERROR","time":1764504000000,"msg":"x"}`,
+			wantBody: `{"_time":1764504000000,"level":"silent","severity":"ERROR","msg":"x"}`,
+			wantTime: time.UnixMilli(1764504000000), wantText: "silent",
+		},
+		{
+			name:     "level values JavaScript compares as numbers",
+			line:     `{"level":null,"time":1764504000000}`,
+			wantBody: `{"_time":1764504000000,"level":"trace"}`,
+			wantTime: time.UnixMilli(1764504000000),
+			wantSev:  plog.SeverityNumberTrace, wantText: "trace",
+		},
+		{
+			name:     "an array of one number",
+			line:     `{"level":[50],"time":1764504000000}`,
+			wantBody: `{"_time":1764504000000,"level":"error"}`,
+			wantTime: time.UnixMilli(1764504000000),
+			wantSev:  plog.SeverityNumberError, wantText: "error",
+		},
+		{
+			name:     "an object level and an out of range number",
+			line:     `{"level":{"n":1},"time":1764504000000,"x":1e400}`,
+			wantBody: `{"_time":1764504000000,"level":"silent","x":1e400}`,
+			wantTime: time.UnixMilli(1764504000000), wantText: "silent",
 		},
 		{
 			name:     "nested time and level are not touched",
@@ -315,16 +368,28 @@ func TestDecodeRepairsUTF8InsideJSON(t *testing.T) {
 }
 
 func TestDecodeTruncated(t *testing.T) {
-	line := `{"level":30,"time":1764504000000,"msg":"` + strings.Repeat("x", 100)
+	line := `{"level":30,"time":1764504000000,"req":{"url":"/x","tags":["a","` + strings.Repeat("x", 100)
 	out, recs := decodeLines(t, Options{}, stream.Line{Data: []byte(line), Truncated: true, Stream: "stdout"})
-	if len(recs) != 1 || recs[0].raw || recs[0].body != line {
-		t.Fatalf("truncated JSON must be kept as a text record: %+v", recs)
+	if len(recs) != 1 || !recs[0].raw {
+		t.Fatalf("a cut JSON line must stay an event: %+v", recs)
+	}
+	want := `{"_time":1764504000000,"level":"info","req":{"url":"/x","tags":["a","` + strings.Repeat("x", 100) + `"]}}`
+	if got := mustJSON(t, recs[0].body); got != mustJSON(t, want) {
+		t.Errorf("body\n got %s\nwant %s", got, want)
+	}
+	if !recs[0].lr.Timestamp().AsTime().Equal(time.UnixMilli(1764504000000)) {
+		t.Errorf("the line's own time is lost: %v", recs[0].lr.Timestamp().AsTime())
 	}
 	if v, ok := recs[0].lr.Attributes().Get(AttrTruncated); !ok || !v.Bool() {
 		t.Errorf("truncated record not marked")
 	}
-	if out.Stats.Truncated != 1 {
+	if out.Stats.Truncated != 1 || out.Stats.JSON != 1 {
 		t.Errorf("stats %+v", out.Stats)
+	}
+	text := "plain text " + strings.Repeat("y", 50)
+	_, recs = decodeLines(t, Options{}, stream.Line{Data: []byte(text), Truncated: true})
+	if len(recs) != 1 || recs[0].raw || recs[0].body != text {
+		t.Fatalf("a cut text line stays text: %+v", recs)
 	}
 }
 

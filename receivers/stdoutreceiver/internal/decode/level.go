@@ -1,35 +1,73 @@
 package decode
 
 import (
+	"errors"
+	"math"
 	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/sidecarhq/sidecar/internal/jsontext"
 	"github.com/sidecarhq/sidecar/internal/loglevel"
 )
 
-// pinoLevel names a numeric pino/bunyan level as @axiomhq/pino does.
-func pinoLevel(num []byte) (text string, sev plog.SeverityNumber, ok bool) {
-	var f float64
-	if v, ok := parseInt(num); ok {
-		f = float64(v)
-	} else {
-		var err error
-		if f, err = strconv.ParseFloat(bytesToString(num), 64); err != nil {
-			return "", 0, false
-		}
-	}
-	text, sev = loglevel.Pino(f)
-	return text, sev, true
+// jsLevel names a level value that is not a string as @axiomhq/pino's
+// mapLogLevel does: `level <= 10` ... `level <= 60` in JavaScript, which
+// compares null, false and [] as 0, true as 1, a one-number array as that
+// number, and anything else (objects, other arrays) as NaN: "silent".
+func jsLevel(v []byte) (text string, sev plog.SeverityNumber) {
+	return loglevel.Pino(jsNumber(v))
 }
 
-// levelText returns lower as a string, static for the known level names so
-// setting SeverityText does not allocate.
-func levelText(lower []byte) string {
-	if s, ok := loglevel.Static(bytesToString(lower)); ok {
-		return s
+func jsNumber(v []byte) float64 {
+	switch v[0] {
+	case 'n', 'f':
+		return 0
+	case 't':
+		return 1
+	case '[':
+		inner := v[1 : len(v)-1]
+		i := jsontext.SkipSpace(inner, 0)
+		if i == len(inner) {
+			return 0
+		}
+		end, ok := jsontext.ValueEnd(inner, i)
+		if !ok || jsontext.SkipSpace(inner, end) != len(inner) || !isNumber(inner[i]) {
+			return math.NaN()
+		}
+		return jsNumber(inner[i:end])
 	}
-	return string(lower)
+	if !isNumber(v[0]) {
+		return math.NaN()
+	}
+	if n, ok := parseInt(v); ok {
+		return float64(n)
+	}
+	f, err := strconv.ParseFloat(bytesToString(v), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range is ±Inf or 0, as in JavaScript
+		return math.NaN()
+	}
+	return f
+}
+
+func isNumber(c byte) bool { return c == '-' || '0' <= c && c <= '9' }
+
+// stringLevel returns a string level's severity text (the level as written,
+// static for the common names so it does not allocate) and its severity
+// (by its lowercase name: slog's "INFO", "WARN+2").
+func stringLevel(v []byte) (string, plog.SeverityNumber) {
+	if !plainLevel(v) {
+		s, _ := jsontext.AppendString(nil, v)
+		return string(s), loglevel.Severity(string(appendLower(nil, s)))
+	}
+	written := v[1 : len(v)-1]
+	var lowerBuf [32]byte
+	lower := appendLower(lowerBuf[:0], written)
+	sev := loglevel.Severity(bytesToString(lower))
+	if s, ok := loglevel.Static(bytesToString(written)); ok {
+		return s, sev
+	}
+	return string(written), sev
 }
 
 // plainLevel reports whether a JSON string value (quotes included) is short

@@ -1,24 +1,29 @@
 package decode
 
-import "github.com/sidecarhq/sidecar/internal/jsontext"
+import (
+	"hash/maphash"
+
+	"github.com/sidecarhq/sidecar/internal/jsontext"
+)
 
 // A validating scan of one JSON object per line, built on jsontext. It walks
 // the line once, checks that it is exactly one well-formed JSON object, and
-// records where the few top-level members the decoder cares about sit, so the
-// body can be produced by splicing the original bytes: no map, no pcommon.Map.
+// records where each top-level member sits and which ones a later member of
+// the same key supersedes, so the body can be produced by splicing the
+// original bytes: no map, no pcommon.Map.
 
 // member locates one top-level "key": value pair in the line.
 type member struct {
-	found    bool
 	keyStart int // index of the key's opening quote
 	valStart int // index of the value's first byte
 	valEnd   int // index just past the value
-	// cutStart/cutEnd is the range to delete to remove the member together
-	// with one adjacent comma, keeping the object valid.
-	cutStart, cutEnd int
+	sep      int // index of the comma before the member, -1 for the first
+	// superseded is set when a later member has the same key: JSON.parse,
+	// and so @axiomhq/pino, keeps the last value.
+	superseded bool
 }
 
-// Keys the decoder looks at. Only the first occurrence of each counts.
+// Keys the decoder looks at; object.known holds the last occurrence of each.
 const (
 	keyUnderscoreTime = iota // _time
 	keyTime                  // time (pino, bunyan, logrus, slog)
@@ -65,17 +70,29 @@ func keyIndex(k []byte) int {
 	return -1
 }
 
-// object is the scan result for one line.
+// object is the scan result for one line. Its slices are reused from line
+// to line, so a Decoder keeps one.
 type object struct {
 	start, end int // the object's braces, end exclusive
-	empty      bool
-	members    [numKeys]member
+	members    []member
+	known      [numKeys]int // 1 + index in members of the key's last occurrence; 0 if absent
+	superseded int          // how many members are superseded
+	keys       keySet
+}
+
+// has reports whether key k is present; at returns its last occurrence.
+func (o *object) has(k int) bool   { return o.known[k] > 0 }
+func (o *object) at(k int) *member { return &o.members[o.known[k]-1] }
+func (o *object) val(line []byte, k int) []byte {
+	m := o.at(k)
+	return line[m.valStart:m.valEnd]
 }
 
 // scanObject reports whether line (after optional whitespace) is exactly one
 // JSON object, filling o. line must be valid UTF-8.
 func scanObject(line []byte, o *object) bool {
-	*o = object{}
+	o.members, o.known, o.superseded = o.members[:0], [numKeys]int{}, 0
+	o.keys.reset()
 	i := jsontext.SkipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return false
@@ -83,11 +100,10 @@ func scanObject(line []byte, o *object) bool {
 	o.start = i
 	i = jsontext.SkipSpace(line, i+1)
 	if i < len(line) && line[i] == '}' {
-		o.empty = true
 		o.end = i + 1
 		return jsontext.SkipSpace(line, o.end) == len(line)
 	}
-	prevComma := -1 // index of the comma before the current member
+	sep := -1
 	for {
 		if i >= len(line) || line[i] != '"' {
 			return false
@@ -106,38 +122,111 @@ func scanObject(line []byte, o *object) bool {
 		if !ok {
 			return false
 		}
-		idx := -1
-		if !escaped {
-			idx = keyIndex(line[keyStart+1 : keyEnd-1])
+		key := line[keyStart+1 : keyEnd-1]
+		if escaped { // compared as JSON.parse sees it: "\u0074ime" is time
+			key = o.keys.unescape(line[keyStart:keyEnd])
+		}
+		n := len(o.members)
+		o.members = append(o.members, member{keyStart: keyStart, valStart: valStart, valEnd: valEnd, sep: sep})
+		if prev := o.keys.add(key, n); prev >= 0 {
+			o.members[prev].superseded = true
+			o.superseded++
+		}
+		if idx := keyIndex(key); idx >= 0 {
+			o.known[idx] = n + 1
 		}
 		i = jsontext.SkipSpace(line, valEnd)
 		if i >= len(line) {
 			return false
 		}
-		var m *member
-		if idx >= 0 && !o.members[idx].found {
-			m = &o.members[idx]
-			*m = member{found: true, keyStart: keyStart, valStart: valStart, valEnd: valEnd}
-		}
 		switch line[i] {
 		case ',':
-			if m != nil { // remove through the following comma
-				m.cutStart, m.cutEnd = keyStart, jsontext.SkipSpace(line, i+1)
-			}
-			prevComma = i
+			sep = i
 			i = jsontext.SkipSpace(line, i+1)
 		case '}':
-			if m != nil {
-				if prevComma >= 0 { // last member: remove the comma before it
-					m.cutStart, m.cutEnd = prevComma, valEnd
-				} else { // only member
-					m.cutStart, m.cutEnd = keyStart, valEnd
-				}
-			}
 			o.end = i + 1
 			return jsontext.SkipSpace(line, o.end) == len(line)
 		default:
 			return false
 		}
+	}
+}
+
+// keySet finds a line's duplicate keys: an open-addressing hash table of
+// member indexes, reused from line to line (a generation number empties it
+// without clearing), so no map is built per line.
+type keySet struct {
+	slots []keySlot
+	gen   uint32
+	n     int
+	keys  [][]byte // each member's key: a slice of the line, or of buf when escaped
+	buf   []byte   // unescaped keys
+}
+
+type keySlot struct {
+	gen  uint32
+	hash uint32
+	idx  int32
+}
+
+var keySeed = maphash.MakeSeed()
+
+func (s *keySet) reset() {
+	s.gen++
+	if s.gen == 0 { // wrapped: stale slots could look current
+		clear(s.slots)
+		s.gen = 1
+	}
+	s.n, s.keys, s.buf = 0, s.keys[:0], s.buf[:0]
+	if len(s.slots) == 0 {
+		s.slots = make([]keySlot, 64)
+	}
+}
+
+func (s *keySet) unescape(raw []byte) []byte {
+	start := len(s.buf)
+	s.buf, _ = jsontext.AppendString(s.buf, raw)
+	return s.buf[start:len(s.buf):len(s.buf)]
+}
+
+// add records key as member idx's and returns the index of an earlier
+// member with the same key, or -1. That member is forgotten: the next
+// duplicate supersedes idx.
+func (s *keySet) add(key []byte, idx int) int {
+	s.keys = append(s.keys, key)
+	if 2*(s.n+1) > len(s.slots) {
+		s.grow()
+	}
+	h := uint32(maphash.Bytes(keySeed, key))
+	mask := uint32(len(s.slots) - 1)
+	for p := h & mask; ; p = (p + 1) & mask {
+		sl := &s.slots[p]
+		if sl.gen != s.gen {
+			*sl = keySlot{gen: s.gen, hash: h, idx: int32(idx)}
+			s.n++
+			return -1
+		}
+		if sl.hash == h && string(s.keys[sl.idx]) == string(key) {
+			prev := int(sl.idx)
+			sl.idx = int32(idx)
+			return prev
+		}
+	}
+}
+
+// grow doubles the table and re-inserts the current entries.
+func (s *keySet) grow() {
+	old := s.slots
+	s.slots = make([]keySlot, 2*len(old))
+	mask := uint32(len(s.slots) - 1)
+	for _, sl := range old {
+		if sl.gen != s.gen {
+			continue
+		}
+		p := sl.hash & mask
+		for s.slots[p].gen == s.gen {
+			p = (p + 1) & mask
+		}
+		s.slots[p] = sl
 	}
 }

@@ -11,8 +11,11 @@ import (
 )
 
 // DefaultMaxLineBytes is the default of max_line_bytes, the longest line a
-// transport keeps whole: well under Axiom's 1 MB field limit.
-const DefaultMaxLineBytes = 256 << 10
+// transport keeps whole: a line holding one value up to Axiom's 1 MB field
+// limit keeps every field, as @axiomhq/pino would send it. Each transport
+// holds up to this much per line being read (stdin: one; files: one per
+// tailer; forward: one per connection that is sending).
+const DefaultMaxLineBytes = 1 << 20
 
 // ErrStopped is what a Sink returns for a batch it did not deliver because
 // the receiver is shutting down.
