@@ -173,3 +173,78 @@ func TestECSTaskDefinition(t *testing.T) {
 		t.Errorf("the ecs config does not listen on %s, where FireLens points the app's log driver", forwardSocket)
 	}
 }
+
+// ecsSnippet is deploy/ecs/sidecar-snippet.json: what a user pastes into an
+// existing task definition. Each part is an ECS API type.
+type ecsSnippet struct {
+	// Sidecar goes into containerDefinitions.
+	Sidecar types.ContainerDefinition
+	// AppContainer's fields are set on every app container.
+	AppContainer types.ContainerDefinition
+	// Volumes are added to the task's volumes.
+	Volumes []types.Volume
+}
+
+// pasteSnippet adds the snippet at path to task, as the README tells a user
+// to: the sidecar container, the app containers' log driver, dependsOn and
+// stopTimeout, and the state volume.
+func pasteSnippet(task *ecs.RegisterTaskDefinitionInput, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var snip ecsSnippet
+	if err := decodeSmithyJSON(data, &snip); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for i := range task.ContainerDefinitions {
+		app := &task.ContainerDefinitions[i]
+		app.LogConfiguration = snip.AppContainer.LogConfiguration
+		app.DependsOn = append(app.DependsOn, snip.AppContainer.DependsOn...)
+		app.StopTimeout = snip.AppContainer.StopTimeout
+	}
+	task.ContainerDefinitions = append([]types.ContainerDefinition{snip.Sidecar}, task.ContainerDefinitions...)
+	task.Volumes = append(task.Volumes, snip.Volumes...)
+	return nil
+}
+
+// TestECSSnippetMakesTheTaskDefinition: the snippet pasted into an existing
+// task definition (an app logging to CloudWatch) gives exactly
+// ecs/task-definition.json, which passes every check; so the snippet and
+// the full example cannot drift apart.
+func TestECSSnippetMakesTheTaskDefinition(t *testing.T) {
+	task, err := loadTaskDefinition("testdata/ecs-existing-task.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pasteSnippet(task, "ecs/sidecar-snippet.json"); err != nil {
+		t.Fatal(err)
+	}
+	want, err := loadTaskDefinition("ecs/task-definition.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Compared as the SDK sends them (JSON objects: map order aside).
+	var got, exp any
+	for v, in := range map[*any]*ecs.RegisterTaskDefinitionInput{&got: task, &exp: want} {
+		body, err := sdkSerialize(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(got, exp) {
+		t.Fatalf("the snippet pasted gives\n%v\nwant ecs/task-definition.json:\n%v", got, exp)
+	}
+}
+
+// A snippet with a miscased key is rejected like a task definition.
+func TestECSSnippetIsDecodedStrictly(t *testing.T) {
+	var task ecs.RegisterTaskDefinitionInput
+	err := pasteSnippet(&task, "testdata/broken/ecs/snippet-key-casing.json")
+	if err == nil || !strings.Contains(err.Error(), "$.appContainer.DependsOn: unknown field") {
+		t.Fatalf("error %v", err)
+	}
+}

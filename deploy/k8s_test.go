@@ -120,12 +120,16 @@ func podSidecar(file string, pod *corev1.PodSpec) (sidecar, error) {
 
 // podSecurity evaluates the pod with the admission plugin's own checks at
 // the latest policy version and returns the reasons it is forbidden.
-// With sidecarOnly the app's containers are left out: the example app's
-// settings are the user's business, the sidecar's are ours.
+// With sidecarOnly the app's containers (and init containers) are left
+// out: the app's settings are the user's business, the sidecar's are ours.
 func podSecurity(tmpl *corev1.PodTemplateSpec, level psaapi.Level, sidecarOnly bool) ([]string, error) {
 	pod := tmpl.DeepCopy()
 	if sidecarOnly {
-		pod.Spec.Containers = nil
+		c, err := nativeSidecar(&pod.Spec)
+		if err != nil {
+			return nil, err
+		}
+		pod.Spec.InitContainers, pod.Spec.Containers = []corev1.Container{*c}, nil
 	}
 	ev, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
 	if err != nil {
