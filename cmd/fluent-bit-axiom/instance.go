@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
+	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/fluentrecords"
 	"github.com/sidecarhq/sidecar/sampling"
 )
@@ -63,7 +65,8 @@ type flushKey struct{}
 // newInstance creates and starts an instance's components.
 func newInstance(name string, cfg *config, log *zap.Logger) (*instance, error) {
 	in := &instance{name: name, log: log}
-	in.decoders.New = func() any { return fluentrecords.New(0, log) }
+	identity := identity(log)
+	in.decoders.New = func() any { return fluentrecords.New(0, log, identity) }
 	ctx := context.Background()
 	flushExp, err := axiomexporter.NewFactory().CreateLogs(ctx, exporterSettings(name, log), cfg.axiom)
 	if err != nil {
@@ -142,6 +145,18 @@ func (in *instance) shutdown(cs []component.Component) {
 	if err := errors.Join(errs...); err != nil {
 		in.log.Warn("stopping the instance", zap.Error(err))
 	}
+}
+
+// identity is the workload's, as the sidecar's receivers add it, but only
+// on ECS: a FireLens log router runs in the app's task, so the task's
+// identity is the app's. A Kubernetes DaemonSet's pod is not the apps'
+// pods, so the downward API variables are not read (see README.md for the
+// kubernetes filter).
+func identity(log *zap.Logger) []workload.Attr {
+	if os.Getenv(workload.EnvECSMetadataURI) == "" {
+		return nil
+	}
+	return workload.Detect(context.Background(), log)
 }
 
 // route sends a chunk's records to the synchronous exporter and the

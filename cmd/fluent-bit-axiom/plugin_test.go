@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +34,7 @@ import (
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
+	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
 	"github.com/sidecarhq/sidecar/sampling"
 )
@@ -257,6 +260,9 @@ func TestPluginShipsWhatTheSidecarShips(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A FireLens log router runs in the app's task: the plugin and the
+	// sidecar both name it from the task metadata endpoint.
+	t.Setenv(workload.EnvECSMetadataURI, ecsMetadata(t))
 	const tag = "app-firelens-0123456789"
 	classic := fireLensChunk(false, 0, 300)
 	v2 := fireLensChunk(true, 300, 200)
@@ -297,6 +303,9 @@ func TestPluginShipsWhatTheSidecarShips(t *testing.T) {
 	}
 	if len(slices.Compact(slices.Clone(pluginRecs))) != 500 {
 		t.Error("an event arrived twice")
+	}
+	if !strings.Contains(pluginRecs[0], `"aws.ecs.task.arn":"arn:aws:ecs:us-west-2:111122223333:task/default/`) {
+		t.Errorf("the events do not name the ECS task: %.600s", pluginRecs[0])
 	}
 	// Decisions on log records without a trace id hash the record with its
 	// observed (arrival) time, so the plugin and the sidecar keep different
@@ -353,6 +362,26 @@ func withoutSampling(t *testing.T, event string) string {
 	}
 	b, _ := json.Marshal(ev)
 	return string(b)
+}
+
+// ecsMetadata serves the task metadata endpoint (ECS sets its URI in every
+// container of a task) with a recorded Fargate answer.
+func ecsMetadata(t *testing.T) string {
+	t.Helper()
+	body, err := os.ReadFile("../../internal/workload/testdata/task_fargate.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v4/task-meta/task" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v4/task-meta"
 }
 
 func first(s []string) string {

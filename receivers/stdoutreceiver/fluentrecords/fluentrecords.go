@@ -7,11 +7,10 @@
 // Fluent Bit output plugin, cmd/fluent-bit-axiom, reaches that code, which
 // stays internal to the receiver.
 //
-// Differences from a sidecar: no ECS task metadata is added to the resource
-// (FireLens puts ecs_* fields into the records when enable-ecs-log-metadata
-// is on, and those become attributes here as there), span lines stay log
-// records (the plugin has no traces pipeline), and a docker partial message
-// is joined only within one chunk.
+// The caller passes the workload identity to put on every record's resource
+// (the receiver's is internal/workload.Detect's). Differences from a
+// sidecar: span lines stay log records (the plugin has no traces pipeline),
+// and a docker partial message is joined only within one chunk.
 package fluentrecords
 
 import (
@@ -21,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
 
+	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/decode"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
@@ -31,14 +31,19 @@ import (
 type Decoder struct {
 	entries *forward.Entries
 	lines   *decode.Decoder
-	out     plog.Logs // of the chunk being read
-	now     time.Time
+	out      plog.Logs // of the chunk being read
+	now      time.Time
+	resource []stream.Attr
 }
 
 // New returns a Decoder that keeps lines of up to maxLineBytes whole (0: the
-// receiver's default, stream.DefaultMaxLineBytes).
-func New(maxLineBytes int, logger *zap.Logger) *Decoder {
+// receiver's default, stream.DefaultMaxLineBytes) and puts identity on every
+// record's resource.
+func New(maxLineBytes int, logger *zap.Logger, identity []workload.Attr) *Decoder {
 	d := &Decoder{lines: decode.New(decode.Options{})}
+	for _, a := range identity {
+		d.resource = append(d.resource, stream.Attr(a))
+	}
 	d.entries = forward.NewEntries(forward.Settings{Logger: logger, MaxLineBytes: maxLineBytes}, d.sink)
 	return d
 }
@@ -60,7 +65,7 @@ func (d *Decoder) Decode(tag string, chunk []byte, now time.Time) (plog.Logs, er
 func (d *Decoder) BadRecords() int64 { return d.entries.Stats().BadRecords }
 
 func (d *Decoder) sink(_ context.Context, b stream.Batch) error {
-	out := d.lines.Decode(b, nil, d.now)
+	out := d.lines.Decode(b, d.resource, d.now)
 	out.Logs.ResourceLogs().MoveAndAppendTo(d.out.ResourceLogs())
 	return nil
 }
