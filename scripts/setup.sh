@@ -34,3 +34,15 @@ for dir in clients/js clients/js/test/sdk3 examples/node-app; do
 		echo "$sum" >"$stamp"
 	fi
 done
+
+# Real Node loggers for the e2e logger tests (pino and @axiomhq/pino for the
+# parity test, bunyan and winston for the formats table), from their
+# lockfile; no install scripts and no optional packages (bunyan's native
+# dtrace-provider is neither needed nor buildable everywhere).
+dir=e2e/testdata/loggers/node
+stamp="$dir/node_modules/.setup-lock.sha256"
+sum=$(sha256sum <"$dir/package-lock.json" | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
+	(cd "$dir" && npm ci --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+	echo "$sum" >"$stamp"
+fi

@@ -23,7 +23,7 @@ func FuzzDecode(f *testing.F) {
 	for _, l := range []string{
 		spanLine, `{}`, `{"time":1}`, `{"_time":"x","time":1}`, `{"a":1,"time":2}`, `{"ts":1.5e9,"level":"INFO"}`,
 		`{"@timestamp":"2026-01-01T00:00:00Z","log.level":"WARN"}`, `{"timestamp":"nope","level":"Error"}`,
-		`{"level":"\u0049NFO"}`, `{"level":-5}`, `{"level":1e400}`, `{"ts":-1e300}`, `{"time":1e30}`, `{"time":-1234567890123456789}`, `{"ts":1764504000}`, `{"ts":1764504000123456}`,
+		`{"level":"\u0049NFO"}`, `{"a":1,"a":2,"b":3,"a":4}`, `{"time":1,"time":2,"_time":3,"_time":4,"time":5}`, `{"\u0061":1,"a":2}`, `{"level":-5}`, `{"level":1e400}`, `{"ts":-1e300}`, `{"time":1e30}`, `{"time":-1234567890123456789}`, `{"ts":1764504000}`, `{"ts":1764504000123456}`,
 		"panic: x", "\xff{\"a\":1}", "{\"a\":\"\xff\"}", `{"a":[[[[]]]]}`, `{"resourceSpans":[]}`, "  ",
 	} {
 		f.Add(l)
@@ -64,6 +64,9 @@ func FuzzDecode(f *testing.F) {
 		if _, ok := got["_time"]; !ok {
 			t.Fatalf("no _time in %s", r.body)
 		}
+		if n := topLevelMembers(t, r.body); n != len(got) {
+			t.Fatalf("duplicate keys left in %s", r.body)
+		}
 		if err := json.Unmarshal([]byte(fixed), &in); err != nil {
 			t.Fatal(err)
 		}
@@ -85,4 +88,27 @@ func compact(b []byte) []byte {
 		return b
 	}
 	return buf.Bytes()
+}
+
+// topLevelMembers counts the members of a JSON object, duplicates included.
+func topLevelMembers(t *testing.T, obj string) int {
+	dec := json.NewDecoder(strings.NewReader(obj))
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for dec.More() {
+		var key string
+		var v json.RawMessage
+		if tok, err := dec.Token(); err != nil {
+			t.Fatal(err)
+		} else {
+			key, _ = tok.(string)
+		}
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err, key)
+		}
+		n++
+	}
+	return n
 }
