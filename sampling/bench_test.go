@@ -104,11 +104,49 @@ func BenchmarkProcessRequests(b *testing.B) {
 // BenchmarkFilterTraces is BenchmarkProcessRequests on the raw protobuf
 // request, as the otlp receiver hands it over with sampling_processor set:
 // deciding, skipping dropped spans and writing the kept ones.
-func BenchmarkFilterTraces(b *testing.B) {
+func BenchmarkFilterTraces(b *testing.B) { benchmarkFilter(b, false) }
+
+// BenchmarkFilterTracesJSON is BenchmarkFilterTraces on the OTLP/JSON
+// request: reading it into protobuf, then the same.
+func BenchmarkFilterTracesJSON(b *testing.B) { benchmarkFilter(b, true) }
+
+// BenchmarkUnmarshalJSON is what the JSON path cost before
+// FilterTracesJSON: pdata's JSON decoding alone, before any deciding.
+func BenchmarkUnmarshalJSON(b *testing.B) {
+	reqs := benchRequests(b, true)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(reqs[i%len(reqs)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
+}
+
+func benchmarkFilter(b *testing.B, asJSON bool) {
 	s, err := newSampler(benchConfig(), processortest.NewNopSettings(metadata.Type))
 	if err != nil {
 		b.Fatal(err)
 	}
+	reqs := benchRequests(b, asJSON)
+	filter := s.FilterTraces
+	if asJSON {
+		filter = s.FilterTracesJSON
+	}
+	var dst []byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if dst, _, err = filter(b.Context(), dst[:0], reqs[i%len(reqs)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
+}
+
+// benchRequests is 64 requestsBatch requests with distinct trace ids.
+func benchRequests(b *testing.B, asJSON bool) [][]byte {
 	src := requestsBatch(newSpanGen(1))
 	var reqs [][]byte
 	for i := range 64 {
@@ -116,20 +154,15 @@ func BenchmarkFilterTraces(b *testing.B) {
 		src.CopyTo(td)
 		newTraceIDs(td, i)
 		req, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if asJSON {
+			req, err = ptraceotlp.NewExportRequestFromTraces(td).MarshalJSON()
+		}
 		if err != nil {
 			b.Fatal(err)
 		}
 		reqs = append(reqs, req)
 	}
-	var dst []byte
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if dst, _, err = s.FilterTraces(b.Context(), dst[:0], reqs[i%len(reqs)]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
+	return reqs
 }
 
 // requestsBatch is 111 requests of a service using Redis: 8 client spans

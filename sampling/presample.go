@@ -3,14 +3,17 @@ package sampling
 import (
 	"context"
 	"slices"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/sidecarhq/sidecar/sampling/internal/otlpjson"
 	"github.com/sidecarhq/sidecar/sampling/internal/otlpwire"
 	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
-// This file decides spans while they are still protobuf, for a receiver
+// This file decides spans while they are still protobuf (or OTLP/JSON, read
+// into protobuf), for a receiver
 // that names this processor in sampling_processor: dropped spans then never
 // become pdata, which is most of what receiving them costs. The decisions,
 // counts, summaries and what kept spans carry are the same as processTraces
@@ -50,6 +53,37 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 	s.flushCounts(ctx, signalTraces)
 	return out, total, err
 }
+
+// FilterTracesJSON implements presample.Filter: the OTLP/JSON request is
+// transcoded to protobuf, which costs a fraction of decoding it into pdata,
+// and decided by FilterTraces.
+func (s *sampler) FilterTracesJSON(ctx context.Context, dst, req []byte) ([]byte, int, error) {
+	if len(s.rules) == 0 {
+		return nil, 0, presample.ErrUndecided
+	}
+	buf := transcoded.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxPooledTranscode {
+			transcoded.Put(buf)
+		}
+	}()
+	pb, err := otlpjson.Transcode((*buf)[:0], req)
+	*buf = pb
+	if err != nil {
+		return dst, 0, err
+	}
+	out, n, err := s.FilterTraces(ctx, dst, pb)
+	if err == nil && len(out) > 0 && &out[0] == &pb[0] { // nothing dropped: out is the pooled buffer
+		out = append(dst, pb...)
+	}
+	return out, n, err
+}
+
+// transcoded pools FilterTracesJSON's protobuf buffers, up to
+// maxPooledTranscode bytes each so that a rare huge request is not pinned.
+var transcoded = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledTranscode = 4 << 20
 
 // noteParent records a span's parent as recently seen, for every span of a
 // request before any is decided (see processTraces).

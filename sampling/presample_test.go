@@ -102,8 +102,14 @@ func startSampler(t *testing.T, cfg *Config) (*sampler, *consumertest.TracesSink
 // TestFilterTracesDecidesLikeProcessTraces runs the same requests through
 // the pdata path and the raw path of two identical instances: what each
 // keeps, the tracestate and attributes kept spans carry, and the summaries
-// must be the same.
+// must be the same. The requests go to the raw path as protobuf
+// (FilterTraces) and as OTLP/JSON (FilterTracesJSON).
 func TestFilterTracesDecidesLikeProcessTraces(t *testing.T) {
+	t.Run("protobuf", func(t *testing.T) { testFilterDecidesLikeProcess(t, false) })
+	t.Run("json", func(t *testing.T) { testFilterDecidesLikeProcess(t, true) })
+}
+
+func testFilterDecidesLikeProcess(t *testing.T, asJSON bool) {
 	pdataSampler, pdataSink, consumePdata := startSampler(t, presampleConfig())
 	rawSampler, rawSink, consumeRaw := startSampler(t, presampleConfig())
 	if f, ok := presample.Lookup(rawSampler.set.ID); !ok || f == nil {
@@ -116,14 +122,19 @@ func TestFilterTracesDecidesLikeProcessTraces(t *testing.T) {
 		td := presampleBatch(gen, b)
 		sent := td.SpanCount()
 		total += sent
+		filter := rawSampler.FilterTraces
 		req, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if asJSON {
+			filter = rawSampler.FilterTracesJSON
+			req, err = ptraceotlp.NewExportRequestFromTraces(td).MarshalJSON()
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := consumePdata(context.Background(), td); err != nil {
 			t.Fatal(err)
 		}
-		out, n, err := rawSampler.FilterTraces(context.Background(), nil, req)
+		out, n, err := filter(context.Background(), nil, req)
 		if err != nil {
 			t.Fatalf("batch %d: %v", b, err)
 		}
@@ -194,6 +205,10 @@ func TestFilterTracesWithoutRulesLeavesTheRequest(t *testing.T) {
 	if _, _, err := s.FilterTraces(context.Background(), nil, req); !errors.Is(err, presample.ErrUndecided) {
 		t.Fatalf("err = %v, want ErrUndecided: with no rules there is nothing to decide", err)
 	}
+	req, _ = ptraceotlp.NewExportRequestFromTraces(td).MarshalJSON()
+	if _, _, err := s.FilterTracesJSON(context.Background(), nil, req); !errors.Is(err, presample.ErrUndecided) {
+		t.Fatalf("JSON: err = %v, want ErrUndecided", err)
+	}
 }
 
 func TestFilterTracesRejectsMalformedRequests(t *testing.T) {
@@ -203,6 +218,10 @@ func TestFilterTracesRejectsMalformedRequests(t *testing.T) {
 	req, _ := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 	if _, _, err := s.FilterTraces(context.Background(), nil, req[:len(req)-3]); err == nil || errors.Is(err, presample.ErrUndecided) {
 		t.Fatalf("truncated request: err = %v, want a parse error", err)
+	}
+	req, _ = ptraceotlp.NewExportRequestFromTraces(td).MarshalJSON()
+	if _, _, err := s.FilterTracesJSON(context.Background(), nil, req[:len(req)-3]); err == nil || errors.Is(err, presample.ErrUndecided) {
+		t.Fatalf("truncated JSON request: err = %v, want a parse error", err)
 	}
 }
 

@@ -48,6 +48,23 @@ func (f *dropFilter) FilterTraces(_ context.Context, dst, req []byte) ([]byte, i
 	return append(dst, b...), n, err
 }
 
+// FilterTracesJSON reads JSON as pdata does and filters it as protobuf.
+func (f *dropFilter) FilterTracesJSON(ctx context.Context, dst, req []byte) ([]byte, int, error) {
+	return filterJSON(ctx, f.FilterTraces, dst, req)
+}
+
+func filterJSON(ctx context.Context, filter func(context.Context, []byte, []byte) ([]byte, int, error), dst, req []byte) ([]byte, int, error) {
+	r := ptraceotlp.NewExportRequest()
+	if err := r.UnmarshalJSON(req); err != nil {
+		return nil, 0, err
+	}
+	pb, err := r.MarshalProto()
+	if err != nil {
+		return nil, 0, err
+	}
+	return filter(ctx, dst, pb)
+}
+
 // presampled starts a receiver whose sampling_processor is f.
 func presampled(t *testing.T, f presample.Filter) (testReceiver, *consumertest.TracesSink) {
 	t.Helper()
@@ -123,19 +140,22 @@ func TestPresampleAllDropped(t *testing.T) {
 	}
 }
 
-// JSON requests are decided by the processor in the pipeline.
-func TestPresampleSkipsJSON(t *testing.T) {
+// JSON requests are decided by the filter too, before they become pdata.
+func TestPresampleDecidesJSON(t *testing.T) {
 	f := new(dropFilter)
 	r, sink := presampled(t, f)
 	if resp, b := post(t, r.httpURL(tracesPath), jsonContentType, tracesJSON(t, traces("drop", "a"))); resp.StatusCode != http.StatusOK {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
-	if got := spanNames(sink); !slices.Equal(got, []string{"drop", "a"}) {
+	if got := spanNames(sink); !slices.Equal(got, []string{"a"}) {
 		t.Errorf("spans %v", got)
 	}
-	checkDecided(t, sink, nil)
-	if n := f.calls.Load(); n != 0 {
+	checkDecided(t, sink, f)
+	if n := f.calls.Load(); n != 1 {
 		t.Errorf("filter called %d times", n)
+	}
+	if n := r.acceptedSpans(t); n != 2 {
+		t.Errorf("accepted spans %d, want 2", n)
 	}
 }
 
@@ -175,6 +195,10 @@ func (identityFilter) FilterTraces(_ context.Context, _, req []byte) ([]byte, in
 	return req, r.Traces().SpanCount(), err
 }
 
+func (f identityFilter) FilterTracesJSON(ctx context.Context, dst, req []byte) ([]byte, int, error) {
+	return filterJSON(ctx, f.FilterTraces, dst, req)
+}
+
 func TestPresampleMissingProcessor(t *testing.T) {
 	cfg := testConfig(t)
 	id := component.MustNewIDWithName("sampling", "absent")
@@ -195,6 +219,10 @@ func TestPresampleMissingProcessor(t *testing.T) {
 type undecidedFilter struct{}
 
 func (undecidedFilter) FilterTraces(context.Context, []byte, []byte) ([]byte, int, error) {
+	return nil, 0, presample.ErrUndecided
+}
+
+func (undecidedFilter) FilterTracesJSON(context.Context, []byte, []byte) ([]byte, int, error) {
 	return nil, 0, presample.ErrUndecided
 }
 

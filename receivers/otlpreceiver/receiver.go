@@ -32,9 +32,9 @@ type otlpReceiver struct {
 	// identity is the workload's (ECS task, Kubernetes pod), added to the
 	// resource of every span and log record that does not say it already.
 	identity []workload.Attr
-	obsGRPC     *receiverhelper.ObsReport
-	obsHTTP     *receiverhelper.ObsReport
-	release     func() // forgets the shared instance
+	obsGRPC  *receiverhelper.ObsReport
+	obsHTTP  *receiverhelper.ObsReport
+	release  func() // forgets the shared instance
 
 	// filter decides protobuf trace requests; set in Start, before any
 	// request is served, when sampling_processor is configured.
@@ -131,8 +131,9 @@ func (r *otlpReceiver) logListening(transport string, addr fmt.Stringer) {
 }
 
 // consumeTraces decodes a trace request and hands it to the pipeline. With
-// a filter, a protobuf request is first cut down to the spans the sampling
-// processor keeps, and what is left reaches the pipeline marked as decided.
+// a filter, the request (protobuf or JSON) is first cut down to the spans the
+// sampling processor keeps, and what is left reaches the pipeline marked as
+// decided.
 func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.ObsReport, enc encoding, body []byte) error {
 	var (
 		td      ptrace.Traces
@@ -140,8 +141,8 @@ func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.Ob
 		decided presample.Filter
 		err     error
 	)
-	if r.filter != nil && enc == encProto {
-		td, n, decided, err = r.presample(ctx, body)
+	if r.filter != nil {
+		td, n, decided, err = r.presample(ctx, enc, body)
 	} else {
 		req := ptraceotlp.NewExportRequest()
 		err = enc.unmarshal(req, body)
@@ -166,17 +167,22 @@ func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.Ob
 	return err
 }
 
-// presample runs the filter over a protobuf request and decodes the spans
-// it keeps; n counts the spans of the request. decided is the filter, or
-// nil when it left the request to the processor.
-func (r *otlpReceiver) presample(ctx context.Context, body []byte) (td ptrace.Traces, n int, decided presample.Filter, err error) {
+// presample runs the filter over a request and decodes the spans it keeps
+// (protobuf, whatever the request's encoding); n counts the spans of the
+// request. decided is the filter, or nil when it left the request to the
+// processor.
+func (r *otlpReceiver) presample(ctx context.Context, enc encoding, body []byte) (td ptrace.Traces, n int, decided presample.Filter, err error) {
 	dst := getBuf(len(body))
 	defer putBuf(dst)
-	out, n, err := r.filter.FilterTraces(ctx, *dst, body)
+	filter := r.filter.FilterTraces
+	if enc == encJSON {
+		filter = r.filter.FilterTracesJSON
+	}
+	out, n, err := filter(ctx, *dst, body)
 	req := ptraceotlp.NewExportRequest()
 	switch {
 	case errors.Is(err, presample.ErrUndecided):
-		if err = encProto.unmarshal(req, body); err != nil {
+		if err = enc.unmarshal(req, body); err != nil {
 			return td, 0, nil, err
 		}
 		return req.Traces(), req.Traces().SpanCount(), nil, nil

@@ -15,9 +15,9 @@
 //     registered before the receiver looks for it and stays registered while
 //     the receiver serves requests.
 //   - The filter: for each protobuf trace request the receiver calls
-//     FilterTraces, from many goroutines at once, and turns only the kept
-//     spans into pdata. ErrUndecided leaves a request to the processor; JSON
-//     requests are never filtered.
+//     FilterTraces, for each OTLP/JSON one FilterTracesJSON, from many
+//     goroutines at once, and turns only the kept spans into pdata.
+//     ErrUndecided leaves a request to the processor.
 //   - The context marker: the receiver consumes a batch the filter decided
 //     with WithDecided, and the processor passes a batch through untouched
 //     when Decided names its own filter, so no span is decided twice.
@@ -40,6 +40,9 @@ type Filter interface {
 	// filter leaves this request to the processor: the receiver consumes it
 	// as it came, without the WithDecided mark.
 	FilterTraces(ctx context.Context, dst, req []byte) (out []byte, spans int, err error)
+	// FilterTracesJSON is FilterTraces for an OTLP/JSON request: out is
+	// protobuf all the same, and never req.
+	FilterTracesJSON(ctx context.Context, dst, req []byte) (out []byte, spans int, err error)
 }
 
 // ErrUndecided is returned by a Filter for a request it does not decide.

@@ -13,6 +13,10 @@ func (*fakeFilter) FilterTraces(_ context.Context, dst, req []byte) ([]byte, int
 	return append(dst, req...), 0, nil
 }
 
+func (*fakeFilter) FilterTracesJSON(_ context.Context, dst, req []byte) ([]byte, int, error) {
+	return append(dst, req...), 0, nil
+}
+
 func TestRegisterLookupUnregister(t *testing.T) {
 	id := component.MustNewID("sampling")
 	if _, ok := Lookup(id); ok {
