@@ -2,15 +2,19 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -30,11 +34,34 @@ import (
 // and summary events in the logs dataset whose totals match what was sent. It
 // runs with spans decided on pdata by the processor and, with
 // sampling_processor set on the receiver, decided on the raw request over each
-// transport: the results must be alike.
+// transport and encoding: the results must be alike.
 func TestSamplingKeepsTheRuleShareOfSpansAndEveryParentAndError(t *testing.T) {
 	t.Run("processor", func(t *testing.T) { testSamplingRules(t, false, "grpc") })
 	t.Run("presampled-grpc", func(t *testing.T) { testSamplingRules(t, true, "grpc") })
 	t.Run("presampled-http", func(t *testing.T) { testSamplingRules(t, true, "http") })
+	t.Run("presampled-http-json", func(t *testing.T) { testSamplingRules(t, true, "http-json") })
+}
+
+// jsonBodies turns the SDK's OTLP/HTTP protobuf requests into OTLP/JSON, as
+// Node's and Bun's default exporter sends them.
+type jsonBodies struct{}
+
+func (jsonBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	r := ptraceotlp.NewExportRequest()
+	if err := r.UnmarshalProto(body); err != nil {
+		return nil, err
+	}
+	if body, err = r.MarshalJSON(); err != nil {
+		return nil, err
+	}
+	req = req.Clone(req.Context())
+	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	req.Header.Set("Content-Type", "application/json")
+	return http.DefaultTransport.RoundTrip(req)
 }
 
 func testSamplingRules(t *testing.T, presampled bool, transport string) {
@@ -66,9 +93,13 @@ func testSamplingRules(t *testing.T, presampled bool, transport string) {
 
 	var exp sdktrace.SpanExporter
 	var err error
-	if transport == "http" {
+	switch transport {
+	case "http":
 		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(httpAddr), otlptracehttp.WithInsecure())
-	} else {
+	case "http-json":
+		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(httpAddr), otlptracehttp.WithInsecure(),
+			otlptracehttp.WithHTTPClient(&http.Client{Transport: jsonBodies{}}))
+	default:
 		exp, err = otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(grpcAddr), otlptracegrpc.WithInsecure())
 	}
 	if err != nil {
