@@ -19,7 +19,7 @@ func TestOverlaysMergeOverTheDefault(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Every overlay keeps the default's exporter and health check.
-		for _, key := range []string{"exporters::axiom::token", "extensions::health_check::endpoint"} {
+		for _, key := range []string{"exporters::axiom::token", "extensions::health_check::http::endpoint"} {
 			if !conf.IsSet(key) {
 				t.Errorf("embedded:%s lacks %s", name, key)
 			}

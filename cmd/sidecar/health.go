@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -36,9 +38,11 @@ func newHealthCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("sidecar is not healthy: %w", err)
 			}
+			// The answer says which component is unhealthy and why.
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("sidecar is not healthy: %s answered %s", url, resp.Status)
+				return fmt.Errorf("sidecar is not healthy: %s answered %s: %s", url, resp.Status, bytes.TrimSpace(body))
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "healthy")
 			return nil

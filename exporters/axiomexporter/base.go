@@ -57,6 +57,8 @@ type base struct {
 	pending    atomic.Int64
 	pushing    atomic.Int64
 	lastActive atomic.Int64
+
+	health health
 }
 
 func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile string) (*base, error) {
@@ -68,6 +70,7 @@ func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile stri
 		return nil, err
 	}
 	b := &base{cfg: cfg, set: set, tel: tel, dataset: dataset, partialLogged: everyInterval{interval: time.Minute}, retryLogged: everyInterval{interval: time.Minute}, tooLargeLogged: everyInterval{interval: time.Minute}}
+	b.health.logged.interval = time.Minute
 	if cfg.localMode() {
 		b.localPath = filepath.Join(cfg.LocalDir, localFile)
 	}
@@ -77,6 +80,7 @@ func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile stri
 }
 
 func (b *base) start(ctx context.Context, host component.Host, what string) error {
+	b.health.setHost(host)
 	if b.localPath != "" {
 		f, err := openAppend(b.localPath)
 		if err != nil {

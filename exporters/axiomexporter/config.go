@@ -62,6 +62,10 @@ type Config struct {
 	// Disk bounds, in bytes, the queue on disk (sending_queue.storage) for
 	// both signals together.
 	Disk ByteSize `mapstructure:"disk"`
+	// CheckToken makes one empty ingest request at start, so that a token
+	// Axiom refuses is reported at once rather than at the first batch.
+	CheckToken bool `mapstructure:"check_token"`
+
 	// MaxRequestBytes caps the uncompressed body of one request to Axiom.
 	MaxRequestBytes ByteSize `mapstructure:"max_request_bytes"`
 

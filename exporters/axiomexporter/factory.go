@@ -49,6 +49,7 @@ func createDefaultConfig() component.Config {
 		Memory:          defaultMemoryBudget,
 		Disk:            defaultDiskBudget,
 		MaxRequestBytes: defaultMaxRequestBytes,
+		CheckToken:      true,
 		QueueConfig:     configoptional.Some(queue),
 		RetryConfig:     retry,
 	}

@@ -51,6 +51,9 @@ func (e *logsExporter) start(ctx context.Context, host component.Host) error {
 		Token:     string(e.cfg.Token),
 		UserAgent: "sidecar-axiom-exporter",
 	}
+	if e.cfg.CheckToken {
+		go e.checkToken()
+	}
 	return nil
 }
 
@@ -274,6 +277,7 @@ func (e *logsExporter) ingest(ctx context.Context, body []byte, n int) error {
 		return e.ingestError(ctx, err)
 	}
 	e.tel.request(ctx, status.Code)
+	e.accepted()
 	e.tel.sent.Add(ctx, int64(status.Ingested), e.tel.signalAttributes)
 	if status.Failed > 0 {
 		e.tel.failed.Add(ctx, int64(status.Failed), e.tel.signalAttributes)
@@ -295,6 +299,9 @@ func (e *logsExporter) ingestError(ctx context.Context, err error) error {
 		return err // transport error: back off and retry
 	}
 	e.tel.request(ctx, answerErr.Status)
+	if refusedToken(answerErr.Status) {
+		return e.tokenRefused(answerErr.Status, err)
+	}
 	switch answerErr.Kind {
 	case axiomclient.Throttle:
 		return retryError(err, answerErr.Reset) // no reset: back off normally

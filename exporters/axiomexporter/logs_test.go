@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
@@ -139,39 +143,94 @@ func TestConnectionResetAndTimeoutRetried(t *testing.T) {
 	}
 }
 
-func TestForbiddenIsPermanentAndLoggedOnce(t *testing.T) {
+// A token Axiom refuses is not a reason to lose data: the batch is held and
+// retried, the exporter reports itself unhealthy with the reason (the
+// health_check extension shows it), says so once, and recovers when Axiom
+// accepts the token again.
+func TestRefusedTokenHoldsDataAndReportsUnhealthy(t *testing.T) {
 	srv := axiomtest.NewForTest(t)
 	srv.Fail(logsDS, axiomtest.Status(http.StatusForbidden), axiomtest.Status(http.StatusForbidden))
 	h := newHarness()
-	exp := startLogs(t, h, testConfig(srv.URL()))
-	for range 2 {
-		err := exp.ConsumeLogs(context.Background(), stringLogs(3))
-		if !consumererror.IsPermanent(err) {
-			t.Fatalf("err = %v, want a permanent error", err)
-		}
-		if strings.Contains(err.Error(), testToken) {
-			t.Fatal("error contains the token")
-		}
+	host := &statusHost{Host: componenttest.NewNopHost()}
+	exp, err := NewFactory().CreateLogs(context.Background(), h.set, testConfig(srv.URL()))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := len(ingestRequests(srv)); n != 2 {
-		t.Errorf("got %d requests, want 2 (one per push, no retries)", n)
+	if err := exp.Start(context.Background(), host); err != nil {
+		t.Fatal(err)
 	}
-	ours := h.logs.FilterMessageSnippet("Axiom rejected").All()
-	if len(ours) != 1 {
-		t.Fatalf("got %d rejection log lines, want 1", len(ours))
+	defer exp.Shutdown(context.Background())
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(3)); err != nil {
+		t.Fatalf("err = %v, want the batch delivered once the token is accepted", err)
 	}
-	line := ours[0].ContextMap()
-	if line["dataset"] != logsDS || !strings.Contains(line["error"].(string), "Forbidden") {
-		t.Errorf("log line lacks dataset or Axiom's message: %v", line)
+	if n := srv.EventCount(logsDS); n != 3 {
+		t.Errorf("%d events arrived, want 3", n)
+	}
+	events := host.events()
+	if len(events) != 2 || events[0].Status() != componentstatus.StatusRecoverableError || events[1].Status() != componentstatus.StatusOK {
+		t.Fatalf("status events %v, want RecoverableError then OK", events)
+	}
+	if reason := events[0].Err().Error(); !strings.Contains(reason, "403") || !strings.Contains(reason, "AXIOM_TOKEN") || strings.Contains(reason, testToken) {
+		t.Errorf("unhealthy reason %q: want the status and what to fix, never the token", reason)
+	}
+	if lines := h.logs.FilterMessageSnippet("Axiom refused the token").All(); len(lines) != 1 {
+		t.Errorf("got %d refused-token log lines, want 1 (at most once a minute)", len(lines))
 	}
 	for _, e := range h.logs.All() {
 		if strings.Contains(e.Message, testToken) || strings.Contains(jsonString(e.ContextMap()), testToken) {
 			t.Fatalf("log line contains the token: %s", e.Message)
 		}
 	}
-	if n := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "logs"); n != 6 {
-		t.Errorf("rejected_items = %d, want 6", n)
+	if n := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "logs"); n != 0 {
+		t.Errorf("rejected_items = %d, want 0: nothing was dropped", n)
 	}
+}
+
+// With check_token the exporter asks Axiom at start and reports a refused
+// token before any data is sent.
+func TestRefusedTokenIsReportedAtStart(t *testing.T) {
+	srv := axiomtest.NewForTest(t, axiomtest.WithTokens("xaat-the-right-one"))
+	h := newHarness()
+	host := &statusHost{Host: componenttest.NewNopHost()}
+	cfg := testConfig(srv.URL())
+	cfg.CheckToken = true
+	exp, err := NewFactory().CreateLogs(context.Background(), h.set, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Start(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Shutdown(context.Background())
+	waitUntil(t, func() bool { return len(host.events()) == 1 })
+	if ev := host.events()[0]; ev.Status() != componentstatus.StatusRecoverableError {
+		t.Errorf("status %v, want RecoverableError", ev.Status())
+	}
+	if lines := h.logs.FilterMessageSnippet("Axiom refused the token").All(); len(lines) != 1 {
+		t.Errorf("got %d refused-token log lines at start, want 1", len(lines))
+	}
+	if n := srv.EventCount(logsDS); n != 0 {
+		t.Errorf("the check sent %d events", n)
+	}
+}
+
+// statusHost records the component status events reported to it.
+type statusHost struct {
+	component.Host
+	mu  sync.Mutex
+	got []*componentstatus.Event
+}
+
+func (h *statusHost) Report(ev *componentstatus.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.got = append(h.got, ev)
+}
+
+func (h *statusHost) events() []*componentstatus.Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]*componentstatus.Event(nil), h.got...)
 }
 
 func jsonString(v any) string {

@@ -169,6 +169,7 @@ func (e *tracesExporter) post(ctx context.Context, body []byte, spans int) error
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	e.tel.request(ctx, resp.StatusCode)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		e.accepted()
 		rejected := partialRejectedSpans(resp.Header.Get("Content-Type"), answer)
 		e.tel.sent.Add(ctx, int64(spans)-rejected, e.tel.signalAttributes)
 		if rejected > 0 {
@@ -181,6 +182,9 @@ func (e *tracesExporter) post(ctx context.Context, body []byte, spans int) error
 		return nil
 	}
 	err = fmt.Errorf("Axiom answered %s: %s", resp.Status, errorMessage(resp.StatusCode, resp.Header.Get("Content-Type"), answer))
+	if refusedToken(resp.StatusCode) {
+		return e.tokenRefused(resp.StatusCode, err)
+	}
 	switch axiomclient.Classify(resp.StatusCode) {
 	case axiomclient.Throttle:
 		return retryError(err, axiomclient.Reset(resp.StatusCode, resp.Header, time.Now()))

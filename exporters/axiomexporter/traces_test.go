@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -127,24 +126,19 @@ func TestTracesAnswersClassified(t *testing.T) {
 			t.Error("spans not delivered exactly once")
 		}
 	})
-	t.Run("401 permanent", func(t *testing.T) {
+	t.Run("401 held until the token is accepted", func(t *testing.T) {
 		srv := axiomtest.NewForTest(t)
 		srv.Fail(tracesDS, axiomtest.Status(http.StatusUnauthorized))
 		h := newHarness()
 		exp := startTraces(t, h, testConfig(srv.URL()))
-		err := exp.ConsumeTraces(context.Background(), richTraces())
-		if !consumererror.IsPermanent(err) {
-			t.Fatalf("err = %v, want permanent", err)
+		if err := exp.ConsumeTraces(context.Background(), richTraces()); err != nil {
+			t.Fatalf("err = %v, want the spans delivered on the retry", err)
 		}
-		if len(srv.Requests()) != 1 {
-			t.Errorf("got %d requests, want 1", len(srv.Requests()))
+		if len(srv.Requests()) != 2 || srv.SpanCount(tracesDS) != 2 {
+			t.Errorf("got %d requests and %d spans, want 2 and 2", len(srv.Requests()), srv.SpanCount(tracesDS))
 		}
-		if n := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "traces"); n != 2 {
-			t.Errorf("rejected_items = %d, want 2", n)
-		}
-		lines := h.logs.FilterMessageSnippet("Axiom rejected").All()
-		if len(lines) != 1 || lines[0].ContextMap()["dataset"] != tracesDS {
-			t.Errorf("want one rejection line naming the dataset, got %v", lines)
+		if n := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "traces"); n != 0 {
+			t.Errorf("rejected_items = %d, want 0", n)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/debugexporter"
 	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
 	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/featuregate"
 	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/memorylimiterprocessor"
@@ -23,9 +24,18 @@ import (
 	"github.com/sidecarhq/sidecar/sampling"
 )
 
-// Components lists every component compiled into the sidecar.
+// healthFromComponentStatus is the health_check extension's feature gate
+// for answering from component status (the shipped configs use its http
+// settings): the axiom exporter reports a token Axiom refuses there.
+const healthFromComponentStatus = "extension.healthcheck.useComponentStatus"
+
+// Components lists every component compiled into the sidecar, and turns on
+// the feature gates they are configured for.
 func Components() (otelcol.Factories, error) {
 	var err error
+	if err = featuregate.GlobalRegistry().Set(healthFromComponentStatus, true); err != nil {
+		return otelcol.Factories{}, err
+	}
 	f := otelcol.Factories{Telemetry: otelconftelemetry.NewFactory()}
 	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
 		otlpreceiver.NewFactory(),
