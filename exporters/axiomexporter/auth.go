@@ -85,8 +85,15 @@ func (e *logsExporter) checkToken() {
 	enc := e.encoders.get()
 	body := enc.zstd.EncodeAll(nil, nil)
 	e.encoders.put(enc)
-	_, err := e.axiom.Ingest(ctx, body, 0)
-	if status := statusOf(err); refusedToken(status) {
+	st, err := e.axiom.Ingest(ctx, body, 0)
+	status := statusOf(err)
+	switch {
+	case err == nil:
+		e.tel.request(ctx, st.Code)
+	case status > 0:
+		e.tel.request(ctx, status)
+	}
+	if refusedToken(status) {
 		_ = e.tokenRefused(status, err)
 	}
 }
