@@ -9,7 +9,10 @@
 // config and environment each file gives the sidecar, and check that ports,
 // socket paths, variable names and volume paths agree across the files.
 // Every check also runs on a deliberately broken copy in testdata/broken/,
-// which it must reject (TestBrokenCopiesAreRejected).
+// which it must reject (TestBrokenCopiesAreRejected). The kustomize
+// component renders k8s/sidecar.yaml (kustomize_test.go) and the ECS
+// snippet pasted into a task gives ecs/task-definition.json (ecs_test.go).
+// The end-to-end rehearsals of each platform are e2e/rehearsal_test.go.
 //
 // These libraries are test-only: nothing in cmd/sidecar imports them
 // (TestPlatformLibrariesStayOutOfTheBinary).
@@ -258,6 +261,7 @@ func TestPlatformLibrariesStayOutOfTheBinary(t *testing.T) {
 	for _, mod := range []string{
 		"github.com/aws/aws-sdk-go-v2/service/ecs", "k8s.io/api", "k8s.io/pod-security-admission",
 		"github.com/compose-spec/compose-go/v2", "github.com/moby/buildkit", "sigs.k8s.io/kustomize/api",
+		"github.com/docker/docker", // the e2e rehearsal's log driver
 	} {
 		if strings.Contains(string(out), "\t"+mod+"\t") {
 			t.Errorf("the sidecar binary links %s", mod)
