@@ -51,9 +51,11 @@ type valueMatcher struct {
 	glob   string
 }
 
+// fieldMatcher is a condition on one field: an attribute, read by any of
+// its names (see attrNames), or a body field, read by its one name.
 type fieldMatcher struct {
-	key string
-	m   valueMatcher
+	names []string
+	m     valueMatcher
 }
 
 var spanKinds = map[string]ptrace.SpanKind{
@@ -126,13 +128,13 @@ func compileMatch(c *MatchConfig) (*matcher, error) {
 		m.sevNames = append(m.sevNames, strings.ToLower(s))
 	}
 	var e error
-	if m.attrs, e = compileFields("attributes", c.Attributes); e != nil {
+	if m.attrs, e = compileFields("attributes", c.Attributes, attrNames); e != nil {
 		errs = append(errs, e)
 	}
-	if m.resAttrs, e = compileFields("resource_attributes", c.ResourceAttributes); e != nil {
+	if m.resAttrs, e = compileFields("resource_attributes", c.ResourceAttributes, attrNames); e != nil {
 		errs = append(errs, e)
 	}
-	if m.body, e = compileFields("body", c.Body); e != nil {
+	if m.body, e = compileFields("body", c.Body, func(k string) []string { return []string{k} }); e != nil {
 		errs = append(errs, e)
 	}
 
@@ -166,7 +168,9 @@ func compileMatch(c *MatchConfig) (*matcher, error) {
 	return m, errors.Join(errs...)
 }
 
-func compileFields(what string, fields map[string]any) ([]fieldMatcher, error) {
+// compileFields compiles the conditions of fields; names gives the names
+// each field is read by.
+func compileFields(what string, fields map[string]any, names func(string) []string) ([]fieldMatcher, error) {
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
 		keys = append(keys, k)
@@ -180,7 +184,7 @@ func compileFields(what string, fields map[string]any) ([]fieldMatcher, error) {
 			errs = append(errs, fmt.Errorf("%s[%q]: %w", what, k, err))
 			continue
 		}
-		out = append(out, fieldMatcher{key: k, m: *vm})
+		out = append(out, fieldMatcher{names: names(k), m: *vm})
 	}
 	return out, errors.Join(errs...)
 }

@@ -17,9 +17,17 @@ type dynamicRule struct {
 	interval time.Duration
 	maxExp   int // from min_probability
 	maxKeys  int
-	fields   []string
+	fields   []keyField
 	keys     map[uint64]*keyState
 	overflow keyState // shared by keys beyond maxKeys
+}
+
+// keyField is one field a dynamic rule counts by: a name the rule handles
+// itself (span.name, operation, ...) or an attribute, read by any of its
+// names (see attrNames).
+type keyField struct {
+	name  string
+	names []string
 }
 
 type keyState struct {
@@ -32,8 +40,10 @@ func newDynamicRule(c *RuleConfig) *dynamicRule {
 		target:   c.TargetPerSecond,
 		interval: c.Interval,
 		maxKeys:  c.MaxKeys,
-		fields:   c.Key,
 		keys:     map[uint64]*keyState{},
+	}
+	for _, k := range c.Key {
+		d.fields = append(d.fields, keyField{name: k, names: attrNames(k)})
 	}
 	if d.interval == 0 {
 		d.interval = 10 * time.Second
@@ -102,6 +112,18 @@ func (h fnv64) str(s string) fnv64 {
 		h = (h ^ fnv64(s[i])) * 1099511628211
 	}
 	return (h ^ 0xff) * 1099511628211 // field separator
+}
+
+// strUpper is str of s in ASCII upper case, without building it.
+func (h fnv64) strUpper(s string) fnv64 {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		h = (h ^ fnv64(c)) * 1099511628211
+	}
+	return (h ^ 0xff) * 1099511628211
 }
 
 func (h fnv64) u64(v uint64) fnv64 {

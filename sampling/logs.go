@@ -19,16 +19,16 @@ import (
 func (d *dynamicRule) keyHashLog(v *logView) uint64 {
 	h := fnvOffset
 	for _, f := range d.fields {
-		switch f {
+		switch f.name {
 		case "service.name":
 			h = h.str(v.service)
 		case "severity":
 			h = h.u64(uint64(v.rec.SeverityNumber())).str(v.rec.SeverityText())
 		default:
-			if a, ok := v.rec.Attributes().Get(f); ok {
-				h = h.value(pdataValue(a))
-			} else if a, ok := v.resAttrs.Get(f); ok {
-				h = h.value(pdataValue(a))
+			if a, ok := mapAttrs(v.rec.Attributes()).getAny(f.names); ok {
+				h = h.value(a)
+			} else if a, ok := mapAttrs(v.resAttrs).getAny(f.names); ok {
+				h = h.value(a)
 			} else {
 				h = h.u64(0)
 			}

@@ -117,7 +117,7 @@ func (vm *valueMatcher) matchJSON(raw string, scratch *[]byte) bool {
 func matchFields(fields []fieldMatcher, attrs attrSet) bool {
 	for i := range fields {
 		f := &fields[i]
-		v, ok := attrs.get(f.key)
+		v, ok := attrs.getAny(f.names)
 		if !ok {
 			if f.m.op == opExists && !f.m.exists {
 				continue
@@ -206,7 +206,7 @@ func matchBody(fields []fieldMatcher, body pcommon.Value, scratch *[]byte) bool 
 		obj := body.Str()
 		for i := range fields {
 			f := &fields[i]
-			raw, ok := jsontext.Field(obj, f.key)
+			raw, ok := jsontext.Field(obj, f.names[0])
 			if !ok {
 				if f.m.op == opExists && !f.m.exists {
 					continue

@@ -136,7 +136,7 @@ func TestMatchDoesNotAllocate(t *testing.T) {
 	sp, res := redisSpan("GET user:1")
 	m := mustMatcher(t, MatchConfig{
 		Kind: []string{"client"}, Operation: []string{"get"}, SpanName: map[string]any{"regex": "^GET "},
-		Attributes:         map[string]any{"db.system": []any{"redis", "valkey"}, "db.redis.database_index": 2},
+		Attributes:         map[string]any{"db.system.name": []any{"redis", "valkey"}, "db.redis.database_index": 2},
 		ResourceAttributes: map[string]any{"deployment.environment": map[string]any{"glob": "prod*"}},
 	})
 	lm := mustMatcher(t, MatchConfig{Body: map[string]any{"route": map[string]any{"regex": "^/h"}, "status": 200}})
@@ -177,5 +177,19 @@ func TestDynamicKeyOperation(t *testing.T) {
 	}
 	if hash(get) != hash(named) {
 		t.Fatal("db.operation.name GET and span name GET give different keys")
+	}
+	lower := gen.redisLeaf(spans, gen.traceID(), gen.spanID(), 1000)
+	lower.Attributes().PutStr("db.operation.name", "get")
+	if hash(get) != hash(lower) {
+		t.Fatal("operations get and GET give different keys")
+	}
+
+	bySystem := newDynamicRule(&RuleConfig{TargetPerSecond: 1, Key: []string{"db.system"}})
+	stable := gen.redisLeaf(spans, gen.traceID(), gen.spanID(), 1000)
+	stable.Attributes().Remove("db.system")
+	stable.Attributes().PutStr("db.system.name", "redis")
+	oldView, stableView := pdataSpanView(get, spanResource{}), pdataSpanView(stable, spanResource{})
+	if bySystem.keyHash(&oldView) != bySystem.keyHash(&stableView) {
+		t.Fatal("db.system and db.system.name give different keys")
 	}
 }

@@ -94,14 +94,25 @@ func (s *sampler) noteParent(sp *otlpwire.Span) {
 }
 
 // spanAttrKeys are the span attribute keys the sampler reads of a raw span:
-// those of the operation and the priority check, and every rule's attribute
-// conditions, so that one pass over the attributes finds them all.
+// those of the operation and the priority check, and every name of every
+// rule's attribute conditions and dynamic keys, so that one pass over the
+// attributes finds them all.
 func spanAttrKeys(rules []*rule) []string {
-	keys := []string{"db.operation.name", "db.operation", priorityAttribute}
+	keys := append(slices.Clone(operationAttrNames), priorityAttribute)
+	add := func(names []string) {
+		for _, k := range names {
+			if !slices.Contains(keys, k) && len(keys) < 64 {
+				keys = append(keys, k)
+			}
+		}
+	}
 	for _, r := range rules {
 		for _, f := range r.match.attrs {
-			if !slices.Contains(keys, f.key) && len(keys) < 64 {
-				keys = append(keys, f.key)
+			add(f.names)
+		}
+		if r.dyn != nil {
+			for _, f := range r.dyn.fields {
+				add(f.names)
 			}
 		}
 	}

@@ -40,7 +40,8 @@ func presampleConfig() *Config {
 // presampleBatch is a request of two services with the span shapes the rules
 // tell apart: roots, internal parents, Redis leaves (some slow, failed, with
 // an exception event, with sampling.priority, with an incoming tracestate),
-// and HSET spans named by db.operation.
+// HSET spans named by db.operation, and spans in the stable conventions
+// with lower-case operations.
 func presampleBatch(gen *spanGen, b int) ptrace.Traces {
 	td := ptrace.NewTraces()
 	for _, svc := range []string{"shop", "cart"} {
@@ -72,6 +73,13 @@ func presampleBatch(gen *spanGen, b int) ptrace.Traces {
 			case 7: // sampled upstream already: the decision replaces these
 				sp.Attributes().PutDouble(WeightAttribute, 2)
 				sp.Attributes().PutStr(RuleAttribute, "upstream")
+			case 8: // the stable conventions, as ioredis writes them
+				sp.Attributes().Remove("db.system")
+				sp.Attributes().PutStr("db.system.name", "redis")
+				sp.Attributes().PutStr("db.operation.name", "hset")
+				sp.SetName("hset")
+			case 9:
+				sp.SetName("get")
 			}
 		}
 	}

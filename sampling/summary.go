@@ -50,6 +50,10 @@ type summaryTable struct {
 	groups    map[summaryKey]*summaryStats
 	maxGroups int
 	start     time.Time
+	// upper holds the upper-case forms of this interval's operations
+	// written in lower or mixed case (see operation), so that hot spans do
+	// not build them again; at most maxGroups of them.
+	upper map[string]string
 	// recent is a direct-mapped cache in front of groups: hashing three
 	// strings per item costs more than the rest of a decision.
 	recent [64]struct {
@@ -59,7 +63,27 @@ type summaryTable struct {
 }
 
 func newSummaryTable(maxGroups int, start time.Time) *summaryTable {
-	return &summaryTable{groups: map[summaryKey]*summaryStats{}, maxGroups: maxGroups, start: start}
+	return &summaryTable{groups: map[summaryKey]*summaryStats{}, maxGroups: maxGroups, start: start, upper: map[string]string{}}
+}
+
+// operation returns op as summaries group it: in ASCII upper case, so that
+// one command is one group whichever client wrote it (`get`, `GET`).
+func (t *summaryTable) operation(op string) string {
+	lower := false
+	for i := 0; i < len(op) && !lower; i++ {
+		lower = 'a' <= op[i] && op[i] <= 'z'
+	}
+	if !lower {
+		return op
+	}
+	if u, ok := t.upper[op]; ok {
+		return u
+	}
+	u := strings.ToUpper(op)
+	if len(t.upper) < t.maxGroups {
+		t.upper[strings.Clone(op)] = u
+	}
+	return u
 }
 
 // stats returns the group's stats, creating it (with copied strings, so the

@@ -84,7 +84,7 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	case v.statusCode == ptrace.StatusCodeOk:
 		status = "ok"
 	}
-	stats := s.summaries.stats(summaryKey{signal: signalTraces, rule: r.index, service: v.res.service, operation: v.op(), status: status})
+	stats := s.summaries.stats(summaryKey{signal: signalTraces, rule: r.index, service: v.res.service, operation: s.summaries.operation(v.op()), status: status})
 	stats.add(d.keep, v.isError, d.weight)
 	stats.addDuration(dur)
 	return d
@@ -116,19 +116,19 @@ func (s *sampler) exempt(v *spanView, r *rule, dur int64) bool {
 func (d *dynamicRule) keyHash(v *spanView) uint64 {
 	h := fnvOffset
 	for _, f := range d.fields {
-		switch f {
+		switch f.name {
 		case "span.name", "name":
 			h = h.str(v.name)
 		case "operation":
-			h = h.str(v.op())
+			h = h.strUpper(v.op())
 		case "service.name":
 			h = h.str(v.res.service)
 		case "status":
 			h = h.u64(uint64(v.statusCode))
 		default:
-			if a, ok := v.attrs.get(f); ok {
+			if a, ok := v.attrs.getAny(f.names); ok {
 				h = h.value(a)
-			} else if a, ok := v.res.attrs.get(f); ok {
+			} else if a, ok := v.res.attrs.getAny(f.names); ok {
 				h = h.value(a)
 			} else {
 				h = h.u64(0)

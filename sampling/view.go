@@ -106,20 +106,56 @@ type logView struct {
 	scratch  []byte // decoding buffer for escaped body strings, reused
 }
 
-// spanOperation is the operation of a span: db.operation.name, else
-// db.operation, else the first word of the span name.
+// spanOperation is the operation of a span, the command or method it ran,
+// as written (matching ignores case; summaries write it in upper case): the
+// command in db.operation.name (or db.operation), else the first word of
+// db.query.text (or db.statement), else of http.request.method (or
+// http.method), else of the span name. The command of a batch whose
+// commands are known (`MULTI incr`, `BATCH GET`: a span per command in a
+// transaction or pipeline) is its second word; a bare `MULTI` stays.
+// So Redis GETs are `GET` whether a client writes `get`, `GET`, `GET
+// key:1` or `MULTI get`, and a pg query span is `SELECT`.
 func spanOperation(name string, attrs attrSet) string {
-	if v, ok := attrs.get("db.operation.name"); ok && v.typ == pcommon.ValueTypeStr && v.str != "" {
-		return v.str
+	var vals [8]attrValue
+	found := attrs.getEach(operationAttrNames, &vals)
+	for i := range operationAttrNames {
+		if found&(1<<i) != 0 && vals[i].typ == pcommon.ValueTypeStr {
+			if op := command(vals[i].str); op != "" {
+				return op
+			}
+		}
 	}
-	if v, ok := attrs.get("db.operation"); ok && v.typ == pcommon.ValueTypeStr && v.str != "" {
-		return v.str
-	}
-	if i := strings.IndexByte(name, ' '); i >= 0 {
-		return name[:i]
-	}
-	return name
+	return command(name)
 }
+
+// command is the first word of s, or the second when the first names a
+// batch (see spanOperation).
+func command(s string) string {
+	op, rest := firstWord(s)
+	if rest != "" && (strings.EqualFold(op, "MULTI") || strings.EqualFold(op, "PIPELINE") || strings.EqualFold(op, "BATCH")) {
+		op, _ = firstWord(rest)
+	}
+	return op
+}
+
+// firstWord splits s after its first word, ignoring leading white space.
+func firstWord(s string) (word, rest string) {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	j := i
+	for j < len(s) && !isSpace(s[j]) {
+		j++
+	}
+	word = s[i:j]
+	for j < len(s) && isSpace(s[j]) {
+		j++
+	}
+	return word, s[j:]
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // attrValue is an attribute value in the forms matching, hashing and the
 // priority check read.
@@ -215,6 +251,42 @@ func (a attrSet) get(key string) (attrValue, bool) {
 		return attrValue{}, false
 	}
 	return a.getWire(key)
+}
+
+// getEach looks up at most 8 names together: bit i of found is set and
+// vals[i] holds the value of names[i] where present, as get finds it. A
+// pdata map is read in one pass instead of one per name; a raw span's keys
+// are already looked up together (see wireAttrs).
+func (a attrSet) getEach(names []string, vals *[8]attrValue) (found uint8) {
+	if a.span != nil || a.res != nil {
+		for i, n := range names {
+			if v, ok := a.getWire(n); ok {
+				vals[i], found = v, found|1<<i
+			}
+		}
+		return found
+	}
+	for k, v := range a.m.All() {
+		for i, n := range names {
+			if k == n {
+				if found&(1<<i) == 0 { // the first of duplicate keys, as Get
+					vals[i], found = pdataValue(v), found|1<<i
+				}
+				break
+			}
+		}
+	}
+	return found
+}
+
+// getAny returns the value of the first of names present (see attrNames).
+func (a attrSet) getAny(names []string) (attrValue, bool) {
+	for _, n := range names {
+		if v, ok := a.get(n); ok {
+			return v, true
+		}
+	}
+	return attrValue{}, false
 }
 
 func (a attrSet) getWire(key string) (attrValue, bool) {
