@@ -1,7 +1,7 @@
 /** The stdout receiver's default max_line_bytes (256 KiB): no line written is longer. */
 export declare const DEFAULT_MAX_LINE_BYTES: number;
 
-/** How many bytes a destination may hold unwritten before spans are dropped (1 MiB). */
+/** How many bytes a destination may hold unwritten before spans are dropped (4 MiB). */
 export declare const DEFAULT_MAX_PENDING_BYTES: number;
 
 /** The part of a writable stream the exporter uses: process.stdout, a Node stream, or pino.destination() (SonicBoom). */

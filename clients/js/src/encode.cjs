@@ -10,6 +10,11 @@
 // Spans are encoded one by one into JSON text, then grouped by resource and
 // scope, so that a request can be cut into lines of bounded byte size
 // without encoding anything twice.
+//
+// The text is ASCII: every other character is written as a \u escape (the
+// same JSON value). Container runtimes cut long lines into 16 KiB pieces
+// at byte offsets, and docker's json-file driver replaces a character cut
+// in two with U+FFFD; an ASCII line cannot be cut inside a character.
 
 const HAS_IS_REMOTE = 0x100;
 const IS_REMOTE = 0x200;
@@ -95,14 +100,27 @@ function scopeObject(sc) {
   return o;
 }
 
+const NON_ASCII = /[\u0080-\uffff]/g;
+const HAS_NON_ASCII = /[\u0080-\uffff]/;
+
+function escapeChar(c) {
+  return '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0');
+}
+
+// json is JSON.stringify(v) in ASCII.
+function json(v) {
+  const s = JSON.stringify(v);
+  return HAS_NON_ASCII.test(s) ? s.replace(NON_ASCII, escapeChar) : s;
+}
+
 // A JSON member `,"schemaUrl":"…"`, or nothing when the URL is unset.
 function schemaMember(url) {
-  return url === undefined ? '' : ',"schemaUrl":' + JSON.stringify(url);
+  return url === undefined ? '' : ',"schemaUrl":' + json(url);
 }
 
 // wrap is a JSON object opened by head and closed by tail, with their size.
 function wrap(head, tail) {
-  return { head, tail, bytes: Buffer.byteLength(head) + Buffer.byteLength(tail) };
+  return { head, tail, bytes: head.length + tail.length };
 }
 
 // group sorts spans by resource (by identity, as the SDK shares one Resource
@@ -114,7 +132,7 @@ function group(spans) {
     let res = resources.get(s.resource);
     if (!res) {
       const obj = resourceObject(s.resource);
-      res = wrap('{"resource":' + JSON.stringify(obj) + ',"scopeSpans":[', ']' + schemaMember(obj.schemaUrl) + '}');
+      res = wrap('{"resource":' + json(obj) + ',"scopeSpans":[', ']' + schemaMember(obj.schemaUrl) + '}');
       res.scopes = new Map();
       resources.set(s.resource, res);
     }
@@ -122,12 +140,12 @@ function group(spans) {
     const key = sc.name + '@' + (sc.version || '') + ':' + (sc.schemaUrl || '');
     let scope = res.scopes.get(key);
     if (!scope) {
-      scope = wrap('{"scope":' + JSON.stringify(scopeObject(sc)) + ',"spans":[', ']' + schemaMember(sc.schemaUrl) + '}');
+      scope = wrap('{"scope":' + json(scopeObject(sc)) + ',"spans":[', ']' + schemaMember(sc.schemaUrl) + '}');
       scope.spans = [];
       res.scopes.set(key, scope);
     }
-    const json = JSON.stringify(spanObject(s));
-    scope.spans.push({ json, bytes: Buffer.byteLength(json) });
+    const text = json(spanObject(s));
+    scope.spans.push({ json: text, bytes: text.length });
   }
   return resources;
 }

@@ -10,7 +10,10 @@ const FAILED = 1;
 const DEFAULT_MAX_LINE_BYTES = 256 * 1024;
 
 // How many bytes a destination may hold unwritten before spans are dropped.
-const DEFAULT_MAX_PENDING_BYTES = 1024 * 1024;
+// One export is written in a synchronous loop, so nothing drains during it:
+// the bound must hold a whole batch (512 spans of a few KiB each) on top of
+// what the logger has pending.
+const DEFAULT_MAX_PENDING_BYTES = 4 * 1024 * 1024;
 
 // How often at most a drop is reported through the OpenTelemetry diag logger.
 const WARN_INTERVAL_MS = 60_000;

@@ -72,6 +72,15 @@ test('a span larger than a line is left out and counted; the others are kept', (
   assert.deepEqual(got, ['op 0', 'op 1', 'op 2', 'op 0', 'op 1']);
 });
 
+test('lines are ASCII, so a byte-level cut never splits a character', async () => {
+  const spans = await sampleSpans(); // non-ASCII text, including a character outside the BMP
+  const { lines } = encodeLines(spans, 256 * 1024);
+  for (const { text, bytes } of lines) {
+    assert.match(text, /^[\x00-\x7f]*$/);
+    assert.equal(Buffer.byteLength(text), bytes);
+  }
+});
+
 test('no spans, no lines', () => {
   assert.deepEqual(encodeLines([], 4096), { lines: [], tooLarge: 0 });
 });

@@ -43,7 +43,7 @@ export async function sampleSpans(sdk = sdk2) {
     attributes: {
       'http.request.method': 'GET', 'http.response.status_code': 200, 'ratio': 0.25,
       'ok': true, 'tags': ['a', 'b'], 'codes': [1, 2, 3], 'mixed': [1.5, 2], 'bytes': new Uint8Array([0, 1, 254, 255]),
-      'text': 'héllo 中文 "quoted" \\ \n', 'big': 2 ** 53 - 1, 'neg': -7,
+      'text': 'héllo 中文 😀 "quoted" \\ \n', 'big': 2 ** 53 - 1, 'neg': -7,
     },
   }, remote);
   server.addEvent('cache miss', { key: 'orders:1' });
