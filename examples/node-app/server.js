@@ -6,7 +6,7 @@
 // Environment: PORT (3000), REDIS_URL (redis://127.0.0.1:6379), SERVICE_NAME,
 // TELEMETRY (see telemetry.js).
 // Runs under Node (`node server.js`) and Bun (`bun server.js`).
-const { logger, provider } = require('./telemetry');
+const { logger, provider, exporter, flushAndExit } = require('./telemetry');
 const http = require('node:http');
 const Redis = require('ioredis');
 
@@ -56,8 +56,8 @@ async function stop() {
   await provider.shutdown(); // exports the spans still batched
   redis.disconnect();
   blocking.disconnect();
-  logger.info('stopped');
-  logger.flush(() => process.exit(0)); // a transport (TELEMETRY=direct) flushes asynchronously
+  logger.info({ droppedSpans: exporter.droppedSpans }, 'stopped');
+  flushAndExit(0);
 
 }
 process.once('SIGTERM', stop);

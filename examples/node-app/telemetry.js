@@ -10,6 +10,7 @@
 //                     AXIOM_TRACES_DATASET)
 // Load this before anything the instrumentations patch (http, ioredis).
 const pino = require('pino');
+const { diag, DiagConsoleLogger, DiagLogLevel } = require('@opentelemetry/api');
 const { NodeTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-node');
 const { resourceFromAttributes } = require('@opentelemetry/resources');
 const { registerInstrumentations } = require('@opentelemetry/instrumentation');
@@ -17,9 +18,13 @@ const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http');
 const { IORedisInstrumentation } = require('@opentelemetry/instrumentation-ioredis');
 const { StdoutSpanExporter, pinoTraceMixin } = require('@sidecarhq/otel-stdout');
 
+// The SDK's warnings (spans dropped by a full queue, by the exporter) on stderr.
+diag.setLogger(new DiagConsoleLogger(), DiagLogLevel.WARN);
+
 const mode = process.env.TELEMETRY || 'stdout';
 let logger;
 let exporter;
+let stdout; // pino's destination, when telemetry leaves through stdout
 if (mode === 'direct') {
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
   const url = process.env.AXIOM_URL || 'https://api.axiom.co';
@@ -35,7 +40,7 @@ if (mode === 'direct') {
 } else {
   // The one writer of fd 1: pino's destination, shared with the span
   // exporter so that their lines never interleave.
-  const stdout = pino.destination(1);
+  stdout = pino.destination(1);
   logger = pino({ mixin: pinoTraceMixin }, stdout);
   if (mode === 'otlp') {
     const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
@@ -47,7 +52,9 @@ if (mode === 'direct') {
 
 const provider = new NodeTracerProvider({
   resource: resourceFromAttributes({ 'service.name': process.env.SERVICE_NAME || 'node-app' }),
-  spanProcessors: [new BatchSpanProcessor(exporter)],
+  // A request makes 7 spans: the default queue (2,048) fills in well under
+  // the default 5 s between exports at a few hundred requests a second.
+  spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 16384, scheduledDelayMillis: 1000 })],
 });
 provider.register();
 registerInstrumentations({
@@ -55,4 +62,17 @@ registerInstrumentations({
   instrumentations: [new HttpInstrumentation(), new IORedisInstrumentation()],
 });
 
-module.exports = { logger, provider };
+// flushAndExit exits once every line is written. process.exit() alone is not
+// enough with pino's asynchronous destination: its exit hook (flushSync)
+// writes the queued lines while a long line's write is still in flight, in
+// the middle of that line.
+function flushAndExit(code) {
+  if (!stdout) {
+    logger.flush(() => process.exit(code)); // the transport's worker flushes
+    return;
+  }
+  stdout.once('close', () => process.exit(code));
+  stdout.end();
+}
+
+module.exports = { logger, provider, exporter, flushAndExit };
