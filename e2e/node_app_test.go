@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -97,6 +98,11 @@ func testNodeApp(t *testing.T, runtime string) {
 		t.Fatalf("app: %v\n%s", app.err, app.stderr.String())
 	}
 	logs, spans := app.output(t)
+	for _, obj := range logs {
+		if obj["msg"] == "stopped" && obj["droppedSpans"] != float64(0) {
+			t.Errorf("the app's StdoutSpanExporter dropped %v spans", obj["droppedSpans"])
+		}
+	}
 	// The summaries of every interval arrive while the sidecar runs; then at
 	// the end of its input it drains and exits 0. (Waiting first because the
 	// summary flushed at shutdown was seen missing once with embedded:stdin:
@@ -223,18 +229,35 @@ func (a *runningApp) output(t *testing.T) ([]map[string]any, ptrace.Traces) {
 		if bytes.HasPrefix(line, []byte(`{"resourceSpans":`)) {
 			td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
 			if err != nil {
-				t.Fatalf("span line: %v", err)
+				t.Fatalf("a span line of %d bytes: %v\n%s", len(line), err, tornLineReport(line))
 			}
 			td.ResourceSpans().MoveAndAppendTo(spans.ResourceSpans())
 			continue
 		}
 		var obj map[string]any
 		if err := json.Unmarshal(line, &obj); err != nil {
-			t.Fatalf("the app wrote a line that is neither a pino line nor a span line: %q", line)
+			t.Fatalf("the app wrote a line of %d bytes that is neither a pino line nor a span line: %v\n%s", len(line), err, tornLineReport(line))
 		}
 		logs = append(logs, obj)
 	}
 	return logs, spans
+}
+
+// tornLineReport shows where pino lines start inside a line that does not
+// parse: a torn line is one write cut into by another.
+func tornLineReport(line []byte) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "starts %q\n", line[:min(len(line), 80)])
+	for off := 1; ; {
+		i := bytes.Index(line[off:], []byte(`{"level":`))
+		if i < 0 {
+			break
+		}
+		off += i
+		fmt.Fprintf(&b, "at byte %d: %q\n", off, line[max(0, off-40):min(len(line), off+200)])
+		off++
+	}
+	return b.String()
 }
 
 // load sends the requests and checks the answers: 500 for ids ending in 7.
