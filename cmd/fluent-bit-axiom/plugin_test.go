@@ -445,3 +445,35 @@ func TestPluginRefusesABadConfiguration(t *testing.T) {
 		t.Errorf("the log holds the token:\n%s", logs)
 	}
 }
+
+// At exit the sampler's last summaries are sent; when Axiom is down the
+// exit gives up after its grace instead of holding Fluent Bit's shutdown,
+// and says what it dropped.
+func TestPluginExitGivesUpOnSummariesWhenAxiomIsDown(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	down := make([]axiomtest.Fault, 200)
+	for i := range down {
+		down[i] = axiomtest.Status(503)
+	}
+	fake.Fail("", down...)
+	rules := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(rules, []byte(rulesYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	chunk := writeChunk(t, "chunk.msgpack", fireLensChunk(false, 0, 100))
+	results, logs := run(t,
+		"init a Dataset=logs Token="+testToken+" URL="+fake.URL()+" Rules_File="+rules,
+		"flush a app "+chunk,
+		"exit a",
+	)
+	want := []string{"register 0 axiom 2 11", "init a 1", "flush a 2", "exit a 1"}
+	if !reflect.DeepEqual(results, want) {
+		t.Fatalf("harness results %v, want %v\n%s", results, want, logs)
+	}
+	if !strings.Contains(logs, "shutdown_timeout reached") {
+		t.Errorf("the exit does not say that the summaries were dropped:\n%s", logs)
+	}
+	if n := fake.EventCount("logs"); n != 0 {
+		t.Errorf("%d events reached a down Axiom", n)
+	}
+}
