@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -392,26 +393,40 @@ func first(s []string) string {
 }
 
 // Fluent Bit keeps a chunk and retries it on FLB_RETRY, drops it on
-// FLB_ERROR: 429, 430 and 503 are retried, 400 is not, and a retried chunk
-// is delivered once when Axiom accepts it.
+// FLB_ERROR: 429, 430, 503 and a refused token (401, 403: the exporter holds
+// data until the token is fixed) are retried, 400 is not, and a retried
+// chunk is delivered once when Axiom accepts it.
 func TestPluginAnswersFluentBitByAxiomsAnswer(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
-	soon := time.Now().Add(time.Minute)
-	fake.Fail("logs", axiomtest.RateLimited(soon), axiomtest.IngestLimited(soon), axiomtest.Status(503), axiomtest.Status(400))
 	chunk := writeChunk(t, "chunk.msgpack", fireLensChunk(false, 0, 50))
-	flush := "flush a app " + chunk
-	results, logs := run(t,
-		"init a Dataset=logs Token="+testToken+" URL="+fake.URL(),
-		flush, flush, flush, flush, flush,
-		"exit a",
-	)
-	want := []string{"register 0 axiom 2 11", "init a 1",
+	s := startSession(t)
+	if got := s.do(t, "init a Dataset=logs Token="+testToken+" URL="+fake.URL()); got != "init a 1" {
+		t.Fatalf("%s\n%s", got, s.logs())
+	}
+	// The exporter checks the token with one empty request at start: let
+	// it pass before scripting the answers.
+	for deadline := time.Now().Add(30 * time.Second); len(fake.Requests()) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no token check request\n%s", s.logs())
+		}
+	}
+	soon := time.Now().Add(time.Minute)
+	fake.Fail("logs", axiomtest.RateLimited(soon), axiomtest.IngestLimited(soon), axiomtest.Status(503),
+		axiomtest.Status(401), axiomtest.Status(403), axiomtest.Status(400))
+	var got []string
+	for range 7 {
+		got = append(got, s.do(t, "flush a app "+chunk))
+	}
+	got = append(got, s.do(t, "exit a"))
+	logs := s.close(t)
+	want := []string{
 		"flush a 2", "flush a 2", "flush a 2", // 429, 430, 503: FLB_RETRY
+		"flush a 2", "flush a 2", // 401, 403: FLB_RETRY, held until the token is fixed
 		"flush a 0", // 400: FLB_ERROR
 		"flush a 1", // accepted
 		"exit a 1"}
-	if !reflect.DeepEqual(results, want) {
-		t.Fatalf("harness results\n%s\nwant\n%s\nlog:\n%s", strings.Join(results, "\n"), strings.Join(want, "\n"), logs)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("harness results\n%s\nwant\n%s\nlog:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), logs)
 	}
 	if n := fake.EventCount("logs"); n != 50 {
 		t.Errorf("%d events, want the chunk's 50 once", n)
@@ -422,6 +437,83 @@ func TestPluginAnswersFluentBitByAxiomsAnswer(t *testing.T) {
 	if !strings.Contains(logs, "records rejected by Axiom and dropped") {
 		t.Errorf("the exit line does not count the rejected records:\n%s", logs)
 	}
+	if strings.Contains(logs, testToken) {
+		t.Errorf("the log holds the token:\n%s", logs)
+	}
+}
+
+// session is the harness run command by command, for tests that script
+// Axiom's answers between commands.
+type session struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr *lockedBuilder
+}
+
+func startSession(t *testing.T) *session {
+	t.Helper()
+	so, bin := built(t)
+	s := &session{cmd: exec.Command(bin, so), stderr: &lockedBuilder{}}
+	s.cmd.Stderr = s.stderr
+	var err error
+	if s.in, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.out = bufio.NewScanner(stdout)
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.cmd.Process.Kill() })
+	if !s.out.Scan() || s.out.Text() != "register 0 axiom 2 11" {
+		t.Fatalf("register: %q\n%s", s.out.Text(), s.logs())
+	}
+	return s
+}
+
+// do sends one command and returns its result line.
+func (s *session) do(t *testing.T, command string) string {
+	t.Helper()
+	if _, err := io.WriteString(s.in, command+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if !s.out.Scan() {
+		t.Fatalf("%s: no result\n%s", command, s.logs())
+	}
+	return s.out.Text()
+}
+
+// close ends the session and returns the plugin's log.
+func (s *session) close(t *testing.T) string {
+	t.Helper()
+	s.in.Close()
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatalf("harness: %v\n%s", err, s.logs())
+	}
+	return s.logs()
+}
+
+func (s *session) logs() string { return s.stderr.String() }
+
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func TestPluginRefusesABadConfiguration(t *testing.T) {
