@@ -15,7 +15,7 @@ import (
 type Config struct {
 	Protocols Protocols `mapstructure:"protocols"`
 	// SamplingProcessor names the sampling processor whose presample.Filter
-	// decides protobuf trace requests before they become pdata.
+	// decides trace requests before they become pdata.
 	SamplingProcessor *component.ID `mapstructure:"sampling_processor"`
 }
 

@@ -23,6 +23,10 @@ type Config struct {
 	// Storage names a storage extension (file_storage) where tailed files'
 	// offsets are checkpointed; unset, a restart starts over per start_at.
 	Storage *component.ID `mapstructure:"storage"`
+	// SamplingProcessor names the sampling processor whose presample.Filter
+	// decides OTLP/JSON span lines before they become pdata, as the otlp
+	// receiver's key of the same name does for requests.
+	SamplingProcessor *component.ID `mapstructure:"sampling_processor"`
 
 	Stdin   configoptional.Optional[stdin.Config]   `mapstructure:"stdin"`
 	Files   configoptional.Optional[tail.Config]    `mapstructure:"files"`

@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
@@ -25,6 +24,7 @@ import (
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
+	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
 // Backoff while the pipeline refuses data (memory limiter, full queue).
@@ -41,7 +41,10 @@ type stdoutReceiver struct {
 	obs      *receiverhelper.ObsReport
 	metrics  *selfMetrics
 	decoders sync.Pool
-	release  func() // forgets the shared instance
+	// filter is the sampling processor's pre-sampling filter that decides
+	// span lines; nil without sampling_processor. Set in Start.
+	filter  presample.Filter
+	release func() // forgets the shared instance
 
 	// identity is the workload's (ECS task, Kubernetes pod), and resource
 	// the same as the attributes added to every record's resource; both
@@ -98,6 +101,13 @@ func (r *stdoutReceiver) start(ctx context.Context, host component.Host) error {
 	}
 	r.identity = workload.Detect(ctx, log)
 	r.resource = streamAttrs(r.identity)
+	if id := r.cfg.SamplingProcessor; id != nil && r.traces != nil {
+		f, ok := presample.Lookup(*id)
+		if !ok {
+			return fmt.Errorf("sampling_processor %q has no pre-sampling filter: it must name a `sampling` processor in a traces pipeline of this config", id.String())
+		}
+		r.filter = f
+	}
 
 	if fc := r.cfg.Files.Get(); fc != nil {
 		if r.cfg.Storage != nil {
@@ -180,14 +190,18 @@ func (r *stdoutReceiver) Shutdown(ctx context.Context) error {
 func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
 	d, _ := r.decoders.Get().(*decode.Decoder)
 	if d == nil {
-		d = decode.New(decode.Options{Traces: r.traces != nil})
+		opts := decode.Options{Traces: r.traces != nil}
+		if r.filter != nil {
+			opts.ReadSpans = r.readSpans
+		}
+		d = decode.New(opts)
 	}
 	out := d.Decode(b, r.resourceOf(b), time.Now())
 	r.decoders.Put(d)
 	r.metrics.record(ctx, out.Stats)
 
 	if out.Stats.SpanLines > 0 {
-		if err := r.pushTraces(ctx, out.Traces); err != nil {
+		if err := r.pushTraces(ctx, out); err != nil {
 			return err
 		}
 	}
@@ -232,12 +246,21 @@ func (r *stdoutReceiver) pushLogs(ctx context.Context, ld plog.Logs) error {
 	return r.dropPermanent(ctx, n, err)
 }
 
-func (r *stdoutReceiver) pushTraces(ctx context.Context, td ptrace.Traces) error {
-	n := td.SpanCount()
+// pushTraces sends a batch's span lines on; spans a pre-sampling filter
+// dropped count as accepted, as the otlp receiver counts them.
+func (r *stdoutReceiver) pushTraces(ctx context.Context, out decode.Output) error {
+	td, n := out.Traces, out.Stats.Spans
+	if out.Decided {
+		ctx = presample.WithDecided(ctx, r.filter)
+	}
 	ctx = r.obs.StartTracesOp(ctx)
-	err := r.retry(ctx, n, func(ctx context.Context) error { return r.traces.ConsumeTraces(ctx, td) })
+	var err error
+	kept := td.SpanCount()
+	if kept > 0 {
+		err = r.retry(ctx, kept, func(ctx context.Context) error { return r.traces.ConsumeTraces(ctx, td) })
+	}
 	r.obs.EndTracesOp(ctx, "otlp_json", n, err)
-	return r.dropPermanent(ctx, n, err)
+	return r.dropPermanent(ctx, kept, err)
 }
 
 // dropPermanent turns a permanent pipeline error into a counted, logged

@@ -90,6 +90,11 @@ type Options struct {
 	// Traces sends OTLP/JSON span lines to Output.Traces. When false (no
 	// traces pipeline) they are kept as log records.
 	Traces bool
+	// ReadSpans reads a span line's request object into the spans to send
+	// on and the number the line held: a sampler's pre-sampling keeps only
+	// some (decided is then true; see sampling/presample). An error or no
+	// span leaves the line a log. nil reads every span with pdata.
+	ReadSpans func(req []byte) (td ptrace.Traces, spans int, decided bool, err error)
 }
 
 // Stats counts what one Decode call saw.
@@ -99,6 +104,7 @@ type Stats struct {
 	Text      int // non-JSON records
 	Empty     int // blank lines, skipped
 	SpanLines int // OTLP/JSON span lines moved to traces
+	Spans     int // spans those lines held, kept or not
 	Truncated int // lines the transport cut at the size limit
 }
 
@@ -106,7 +112,9 @@ type Stats struct {
 type Output struct {
 	Logs   plog.Logs     // always set; may hold no records
 	Traces ptrace.Traces // set only when Stats.SpanLines > 0
-	Stats  Stats
+	// Decided is true when Options.ReadSpans decided the spans in Traces.
+	Decided bool
+	Stats   Stats
 }
 
 // A Decoder keeps buffers between batches. It is not safe for concurrent use;
@@ -233,10 +241,16 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 
 // spanLine decodes an OTLP/JSON ExportTraceServiceRequest into out.Traces.
 func (d *Decoder) spanLine(data []byte, out *Output, resource []stream.Attr) bool {
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data[d.obj.start:d.obj.end])
-	if err != nil || td.SpanCount() == 0 {
+	read := d.opts.ReadSpans
+	if read == nil {
+		read = readSpans
+	}
+	td, n, decided, err := read(data[d.obj.start:d.obj.end])
+	if err != nil || n == 0 {
 		return false // kept as a log line: a request without spans carries nothing else
 	}
+	out.Stats.Spans += n
+	out.Decided = out.Decided || decided
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		attrs := rss.At(i).Resource().Attributes()
@@ -251,6 +265,15 @@ func (d *Decoder) spanLine(data []byte, out *Output, resource []stream.Attr) boo
 	}
 	rss.MoveAndAppendTo(out.Traces.ResourceSpans())
 	return true
+}
+
+// readSpans is ReadSpans without a sampler: every span, as pdata reads it.
+func readSpans(req []byte) (ptrace.Traces, int, bool, error) {
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(req)
+	if err != nil {
+		return td, 0, false, err
+	}
+	return td, td.SpanCount(), false, nil
 }
 
 // edit kinds, applied to the line's bytes in position order.
