@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -58,5 +59,20 @@ func TestAppendClosedEveryCut(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// Duplicates are found on both sides of the switch to the hash table.
+func TestDuplicateKeysInLongObjects(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"k0":"first"`)
+	for i := 1; i < 3*smallKeys; i++ {
+		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
+	}
+	fmt.Fprintf(&b, `,"k0":"last","k5":"five","k%d":"late"}`, 2*smallKeys)
+	r := decodeOne(t, b.String())
+	m := parseJSON(t, r.body)
+	if m["k0"] != "last" || m["k5"] != "five" || m[fmt.Sprintf("k%d", 2*smallKeys)] != "late" || topLevelMembers(t, r.body) != len(m) {
+		t.Fatalf("duplicates not resolved: %s", r.body)
 	}
 }

@@ -187,7 +187,7 @@ func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) 
 		d.closed = nil
 	}
 	if cap(d.obj.members) > maxRetainedMembers {
-		d.obj, d.edits, d.drop = object{}, nil, nil
+		d.obj, d.edits = object{}, nil
 	}
 	return out
 }
@@ -304,13 +304,7 @@ type inserted struct {
 func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []byte {
 	o := &d.obj
 	edits := d.edits[:0]
-	drop := d.drop[:0]
-	for range o.members {
-		drop = append(drop, false)
-	}
-	for i := range o.members {
-		drop[i] = o.members[i].superseded
-	}
+	dropTime := -1 // a member dropped besides the superseded ones
 	var ins inserted
 
 	ts := fallback
@@ -320,7 +314,7 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 			ts = t
 		}
 		if o.has(keyTime) {
-			drop[o.known[keyTime]-1] = true
+			dropTime = o.known[keyTime] - 1
 		}
 	case o.has(keyTime):
 		if t, _, ok := parseTimeValue(o.val(line, keyTime)); ok {
@@ -372,18 +366,21 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 
 	// Dropped members go with one comma: the one before them, or, for a
 	// run of dropped members at the start, the one after each.
-	kept := false
-	for i := range o.members {
-		m := &o.members[i]
-		switch {
-		case !drop[i]:
-			kept = true
-		case kept:
-			edits = append(edits, edit{start: m.sep, end: m.valEnd, kind: editRemove})
-		case i+1 < len(o.members):
-			edits = append(edits, edit{start: m.keyStart, end: o.members[i+1].keyStart, kind: editRemove})
-		default:
-			edits = append(edits, edit{start: m.keyStart, end: m.valEnd, kind: editRemove})
+	kept := len(o.members) > 0
+	if o.superseded > 0 || dropTime >= 0 {
+		kept = false
+		for i := range o.members {
+			m := &o.members[i]
+			switch {
+			case !m.superseded && i != dropTime:
+				kept = true
+			case kept:
+				edits = append(edits, edit{start: m.sep, end: m.valEnd, kind: editRemove})
+			case i+1 < len(o.members):
+				edits = append(edits, edit{start: m.keyStart, end: o.members[i+1].keyStart, kind: editRemove})
+			default:
+				edits = append(edits, edit{start: m.keyStart, end: m.valEnd, kind: editRemove})
+			}
 		}
 	}
 	if ins.time || ins.level {
@@ -407,7 +404,9 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 		}
 		pos = e.end
 	}
-	d.edits, d.drop = edits, drop
+	if cap(edits) > cap(d.edits) {
+		d.edits = edits // kept only when grown: a store per line costs a write barrier
+	}
 	return append(dst, line[pos:o.end]...)
 }
 

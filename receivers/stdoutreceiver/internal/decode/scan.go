@@ -91,45 +91,54 @@ func (o *object) val(line []byte, k int) []byte {
 // scanObject reports whether line (after optional whitespace) is exactly one
 // JSON object, filling o. line must be valid UTF-8.
 func scanObject(line []byte, o *object) bool {
-	o.members, o.known, o.superseded = o.members[:0], [numKeys]int{}, 0
+	o.known, o.superseded = [numKeys]int{}, 0
 	o.keys.reset()
 	i := jsontext.SkipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
+		o.members = o.members[:0]
 		return false
 	}
 	o.start = i
 	i = jsontext.SkipSpace(line, i+1)
 	if i < len(line) && line[i] == '}' {
+		o.members = o.members[:0]
 		o.end = i + 1
 		return jsontext.SkipSpace(line, o.end) == len(line)
 	}
+	var ok bool
+	o.members, ok = o.scanMembers(line, i, o.members[:0])
+	return ok
+}
+
+// scanMembers scans the members from line[i] to the closing brace. It
+// appends to a local slice (stored once by the caller): a store into o per
+// member costs a write barrier while the GC runs.
+func (o *object) scanMembers(line []byte, i int, members []member) ([]member, bool) {
 	sep := -1
 	for {
 		if i >= len(line) || line[i] != '"' {
-			return false
+			return members, false
 		}
 		keyStart := i
 		keyEnd, escaped, ok := jsontext.StringEnd(line, i)
 		if !ok {
-			return false
+			return members, false
 		}
 		i = jsontext.SkipSpace(line, keyEnd)
 		if i >= len(line) || line[i] != ':' {
-			return false
+			return members, false
 		}
 		valStart := jsontext.SkipSpace(line, i+1)
 		valEnd, ok := jsontext.ValueEnd(line, valStart)
 		if !ok {
-			return false
+			return members, false
 		}
-		key := line[keyStart+1 : keyEnd-1]
-		if escaped { // compared as JSON.parse sees it: "\u0074ime" is time
-			key = o.keys.unescape(line[keyStart:keyEnd])
-		}
-		n := len(o.members)
-		o.members = append(o.members, member{keyStart: keyStart, valStart: valStart, valEnd: valEnd, sep: sep})
-		if prev := o.keys.add(key, n); prev >= 0 {
-			o.members[prev].superseded = true
+		n := len(members)
+		members = append(members, member{keyStart: keyStart, valStart: valStart, valEnd: valEnd, sep: sep})
+		// Keys compare as JSON.parse sees them: "\u0074ime" is time.
+		key, prev := o.keys.add(line, keyStart, keyEnd, escaped, n)
+		if prev >= 0 {
+			members[prev].superseded = true
 			o.superseded++
 		}
 		if idx := keyIndex(key); idx >= 0 {
@@ -137,7 +146,7 @@ func scanObject(line []byte, o *object) bool {
 		}
 		i = jsontext.SkipSpace(line, valEnd)
 		if i >= len(line) {
-			return false
+			return members, false
 		}
 		switch line[i] {
 		case ',':
@@ -145,9 +154,9 @@ func scanObject(line []byte, o *object) bool {
 			i = jsontext.SkipSpace(line, i+1)
 		case '}':
 			o.end = i + 1
-			return jsontext.SkipSpace(line, o.end) == len(line)
+			return members, jsontext.SkipSpace(line, o.end) == len(line)
 		default:
-			return false
+			return members, false
 		}
 	}
 }
@@ -156,11 +165,28 @@ func scanObject(line []byte, o *object) bool {
 // member indexes, reused from line to line (a generation number empties it
 // without clearing), so no map is built per line.
 type keySet struct {
-	slots []keySlot
-	gen   uint32
-	n     int
-	keys  [][]byte // each member's key: a slice of the line, or of buf when escaped
-	buf   []byte   // unescaped keys
+	slots  []keySlot
+	gen    uint32
+	n      int
+	filter uint64   // (length, first, last byte) of the first smallKeys keys
+	keys   []keyRef // each member's key; nk are this line's
+	nk     int
+	buf    []byte // unescaped keys
+}
+
+// keyRef is where a key's text is: line[start:end], or buf[start:end] when
+// it was unescaped. Offsets, not slices: storing pointers costs write
+// barriers.
+type keyRef struct {
+	start, end int32
+	inBuf      bool
+}
+
+func (s *keySet) text(line []byte, r keyRef) []byte {
+	if r.inBuf {
+		return s.buf[r.start:r.end]
+	}
+	return line[r.start:r.end]
 }
 
 type keySlot struct {
@@ -177,23 +203,65 @@ func (s *keySet) reset() {
 		clear(s.slots)
 		s.gen = 1
 	}
-	s.n, s.keys, s.buf = 0, s.keys[:0], s.buf[:0]
+	s.n, s.filter, s.nk = 0, 0, 0
+	if len(s.buf) > 0 {
+		s.buf = s.buf[:0]
+	}
 	if len(s.slots) == 0 {
 		s.slots = make([]keySlot, 64)
 	}
 }
 
-func (s *keySet) unescape(raw []byte) []byte {
-	start := len(s.buf)
-	s.buf, _ = jsontext.AppendString(s.buf, raw)
-	return s.buf[start:len(s.buf):len(s.buf)]
+// smallKeys is how many members a line's first keys are checked for
+// without hashing: a 64-bit filter of (length, first and last byte) finds
+// the rare candidates, which are compared with the earlier keys directly.
+// Hashing every key of a typical 10-member line cost a third more time.
+const smallKeys = 32
+
+// add records the key at line[keyStart:keyEnd] (with its quotes) as member
+// idx's. It returns the key's text and the index of an earlier member with
+// the same key, or -1. That member is forgotten: the next duplicate
+// supersedes idx.
+func (s *keySet) add(line []byte, keyStart, keyEnd int, escaped bool, idx int) ([]byte, int) {
+	ref := keyRef{start: int32(keyStart + 1), end: int32(keyEnd - 1)}
+	if escaped {
+		start := len(s.buf)
+		s.buf, _ = jsontext.AppendString(s.buf, line[keyStart:keyEnd])
+		ref = keyRef{start: int32(start), end: int32(len(s.buf)), inBuf: true}
+	}
+	if s.nk < len(s.keys) { // no store of the slice itself: see keyRef
+		s.keys[s.nk] = ref
+	} else {
+		s.keys = append(s.keys, ref)
+	}
+	s.nk++
+	key := s.text(line, ref)
+	if idx < smallKeys {
+		bit := uint64(1) << (uint(len(key)) % 64)
+		if len(key) > 0 {
+			bit = uint64(1) << ((uint(len(key))*7 + uint(key[0])*3 + uint(key[len(key)-1])) % 64)
+		}
+		if s.filter&bit == 0 {
+			s.filter |= bit
+			return key, -1
+		}
+		for j := idx - 1; j >= 0; j-- {
+			if string(s.text(line, s.keys[j])) == string(key) {
+				return key, j
+			}
+		}
+		return key, -1
+	}
+	if idx == smallKeys { // many members: from here on, the hash table
+		for j := range smallKeys {
+			s.hashed(line, s.text(line, s.keys[j]), j)
+		}
+	}
+	return key, s.hashed(line, key, idx)
 }
 
-// add records key as member idx's and returns the index of an earlier
-// member with the same key, or -1. That member is forgotten: the next
-// duplicate supersedes idx.
-func (s *keySet) add(key []byte, idx int) int {
-	s.keys = append(s.keys, key)
+// hashed is add for the members after the first smallKeys.
+func (s *keySet) hashed(line, key []byte, idx int) int {
 	if 2*(s.n+1) > len(s.slots) {
 		s.grow()
 	}
@@ -206,7 +274,7 @@ func (s *keySet) add(key []byte, idx int) int {
 			s.n++
 			return -1
 		}
-		if sl.hash == h && string(s.keys[sl.idx]) == string(key) {
+		if sl.hash == h && string(s.text(line, s.keys[sl.idx])) == string(key) {
 			prev := int(sl.idx)
 			sl.idx = int32(idx)
 			return prev
