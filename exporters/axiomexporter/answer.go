@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.uber.org/zap"
+
+	"github.com/sidecarhq/sidecar/internal/losses"
 )
 
 // maxThrottleWait caps how long one 429/430 makes us wait. A 430 (monthly
@@ -39,8 +41,9 @@ func (e *limitedError) Unwrap() error { return e.err }
 // rejected handles a permanent rejection: it counts the items, logs once
 // per status and dataset (Axiom answers every request the same way until
 // the configuration is fixed) and returns the error exporterhelper drops.
-func (b *base) rejected(status, items int, err error) error {
+func (b *base) rejected(status, items, bytes int, err error) error {
 	b.tel.rejected.Add(context.Background(), int64(items), b.tel.signalAttributes)
+	b.drops.Record(b.signal, losses.Rejected, items, bytes)
 	if b.rejectedOnce.first(strconv.Itoa(status)) {
 		b.set.Logger.Error("Axiom rejected a request; dropping its data without retrying (logged once per status and dataset, counted in otelcol_exporter_axiom_rejected_items)",
 			zap.String("dataset", b.dataset), zap.Int("status", status), zap.Error(err), zap.Int("items", items))
@@ -49,13 +52,10 @@ func (b *base) rejected(status, items int, err error) error {
 }
 
 // tooLarge drops one record (event or span) that Axiom refused as too large
-// (413) even alone in its request: it counts it with the rejected ones and
-// says so, at most once a minute.
+// (413) even alone in its request: counted with the rejected ones and
+// recorded as a loss (logged, reported).
 func (b *base) tooLarge(items, bytes int) error {
 	b.tel.rejected.Add(context.Background(), int64(items), b.tel.signalAttributes)
-	if b.tooLargeLogged.allow(time.Now()) {
-		b.set.Logger.Error("Axiom refused a record as too large (413) even alone in its request; dropped it (logged at most once a minute, counted in otelcol_exporter_axiom_rejected_items)",
-			zap.String("dataset", b.dataset), zap.Int("bytes", bytes))
-	}
+	b.drops.Record(b.signal, losses.TooLarge, items, bytes)
 	return consumererror.NewPermanent(fmt.Errorf("dataset %q: a record of %d bytes is too large for Axiom (413)", b.dataset, bytes))
 }

@@ -15,6 +15,9 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/exporter"
 	"go.uber.org/zap"
+
+	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
+	"github.com/sidecarhq/sidecar/internal/losses"
 )
 
 // base is what the logs and traces exporters share: configuration, the HTTP
@@ -23,6 +26,9 @@ type base struct {
 	cfg     *Config
 	set     exporter.Settings
 	tel     *telemetry
+	drops   *losses.Recorder // every forced drop, counted and reported
+	ledger  *losses.Ledger   // what the logs signal reports to Axiom
+	signal  string
 	dataset string
 	// localPath is the file written instead of sending (local_dir mode).
 	localPath string
@@ -38,9 +44,8 @@ type base struct {
 
 	rejectedOnce  onceSet
 	droppedOnce   sync.Once
-	partialLogged  everyInterval
-	retryLogged    everyInterval
-	tooLargeLogged everyInterval
+	partialLogged everyInterval
+	retryLogged   everyInterval
 
 	// drainCtx is cancelled when Shutdown begins: retries stop waiting
 	// for their backoff and hurry to deliver before shutdown_timeout.
@@ -69,7 +74,11 @@ func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile stri
 	if err != nil {
 		return nil, err
 	}
-	b := &base{cfg: cfg, set: set, tel: tel, dataset: dataset, partialLogged: everyInterval{interval: time.Minute}, retryLogged: everyInterval{interval: time.Minute}, tooLargeLogged: everyInterval{interval: time.Minute}}
+	drops, err := losses.NewRecorder(set.TelemetrySettings, metadata.ScopeName, component.KindExporter, set.ID, losses.Default)
+	if err != nil {
+		return nil, err
+	}
+	b := &base{cfg: cfg, set: set, tel: tel, drops: drops, ledger: losses.Default, signal: signal, dataset: dataset, partialLogged: everyInterval{interval: time.Minute}, retryLogged: everyInterval{interval: time.Minute}}
 	b.health.logged.interval = time.Minute
 	if cfg.localMode() {
 		b.localPath = filepath.Join(cfg.LocalDir, localFile)
@@ -214,6 +223,7 @@ func (b *base) droppedOnShutdown(items int) {
 	}
 	if !persistent {
 		b.tel.droppedShutdown.Add(context.Background(), int64(items), b.tel.signalAttributes)
+		b.drops.Record(b.signal, losses.Shutdown, items, 0)
 	}
 	b.droppedOnce.Do(func() {
 		what := "it is dropped (counted in otelcol_exporter_axiom_shutdown_dropped_items)"

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
+	"github.com/sidecarhq/sidecar/internal/losses"
 )
 
 const (
@@ -53,6 +54,7 @@ type harness struct {
 }
 
 func newHarness() *harness {
+	losses.Default = &losses.Ledger{} // each test's drops, reported in that test only
 	core, logs := observer.New(zap.DebugLevel)
 	reader := sdkmetric.NewManualReader()
 	set := exportertest.NewNopSettings(metadata.Type)

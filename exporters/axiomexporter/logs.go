@@ -163,7 +163,7 @@ func (e *logsExporter) send(ctx context.Context, enc *encoder, ld plog.Logs, sta
 		return e.sendHalves(ctx, enc.events, enc.ends)
 	}
 	if status := statusOf(err); status > 0 && consumererror.IsPermanent(err) {
-		return e.rejected(status, n, err)
+		return e.rejected(status, n, len(enc.events), err)
 	}
 	return err
 }
@@ -196,7 +196,7 @@ func (e *logsExporter) sendHalves(ctx context.Context, events []byte, ends []int
 		case status == http.StatusRequestEntityTooLarge:
 			err = e.sendHalves(ctx, half.events, half.ends)
 		case status > 0 && consumererror.IsPermanent(err):
-			err = e.rejected(status, n, err)
+			err = e.rejected(status, n, len(half.events), err)
 		}
 		if err != nil && !consumererror.IsPermanent(err) {
 			return err // cut off by shutdown: the whole request stays queued
@@ -278,6 +278,7 @@ func (e *logsExporter) ingest(ctx context.Context, body []byte, n int) error {
 	}
 	e.tel.request(ctx, status.Code)
 	e.accepted()
+	e.reportLosses(ctx)
 	e.tel.sent.Add(ctx, int64(status.Ingested), e.tel.signalAttributes)
 	if status.Failed > 0 {
 		e.tel.failed.Add(ctx, int64(status.Failed), e.tel.signalAttributes)

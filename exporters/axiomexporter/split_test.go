@@ -2,6 +2,7 @@ package axiomexporter
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,13 +40,29 @@ func TestLogs413SplitsDownToOneEvent(t *testing.T) {
 	if err := exp.ConsumeLogs(context.Background(), sizedLogs(sizes...)); err == nil {
 		t.Error("the push reported no loss although one event was dropped")
 	}
-	if got := srv.EventCount(logsDS); got != 59 {
-		t.Errorf("%d events arrived, want the 59 that fit", got)
-	}
+	var data, reports []map[string]any
 	for _, ev := range srv.Events(logsDS) {
+		if ev["sidecar.event"] == "data_loss" {
+			reports = append(reports, ev)
+		} else {
+			data = append(data, ev)
+		}
+	}
+	if len(data) != 59 {
+		t.Errorf("%d events arrived, want the 59 that fit", len(data))
+	}
+	for _, ev := range data {
 		if strings.HasPrefix(ev["message"].(string), "37:") {
 			t.Error("the oversized event arrived")
 		}
+	}
+	// Once Axiom accepted data again, one event in the logs dataset says
+	// what was dropped, why and when.
+	if len(reports) != 1 || reports[0]["reason"] != "too_large" || fmt.Sprint(reports[0]["dropped_items"]) != "1" || reports[0]["signal"] != "logs" {
+		t.Errorf("loss reports %v, want one for 1 too_large log record", reports)
+	}
+	if got := h.counter(t, "otelcol_exporter_axiom_dropped_items", "reason", "too_large"); got != 1 {
+		t.Errorf("dropped_items{reason=too_large} = %d, want 1", got)
 	}
 	if got := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "logs"); got != 1 {
 		t.Errorf("rejected counter %d, want 1", got)

@@ -194,7 +194,7 @@ func (e *tracesExporter) post(ctx context.Context, body []byte, spans int) error
 		if resp.StatusCode == http.StatusRequestEntityTooLarge {
 			return consumererror.NewPermanent(fmt.Errorf("%w: %w", errTooLarge, err))
 		}
-		return e.rejected(resp.StatusCode, spans, err)
+		return e.rejected(resp.StatusCode, spans, len(body), err)
 	}
 }
 
