@@ -289,10 +289,10 @@ func TestStdinBackpressureLosesNothing(t *testing.T) {
 	}
 }
 
-// A line over max_line_bytes reaches Axiom as an event: its first
-// max_line_bytes closed into JSON again (the long string cut, the members
-// after the cut lost), with the line's own _time and level, marked
-// log.truncated; the next line is unharmed.
+// A line over max_line_bytes reaches Axiom as one event with every member:
+// the long value cut at the limit, the members after it kept (pino's msg
+// comes last), its own _time and level, marked log.truncated; the next line
+// is unharmed.
 func TestStdinHugeLineIsCutKeepingItsFieldsAndMarked(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	cfg := stdinConfig(fake.URL(), yamlMap{}, nil)
@@ -325,8 +325,8 @@ func TestStdinHugeLineIsCutKeepingItsFieldsAndMarked(t *testing.T) {
 	if stack, _ := cut["stack"].(string); stack != strings.Repeat("x", 65536-len(prefix)) {
 		t.Fatalf("cut value has %d bytes, want the %d that fit", len(stack), 65536-len(prefix))
 	}
-	if cut["level"] != "error" || fmt.Sprint(cut["req"]) != "map[id:7]" {
-		t.Fatalf("fields before the cut not kept: level %v, req %v", cut["level"], cut["req"])
+	if cut["level"] != "error" || fmt.Sprint(cut["req"]) != "map[id:7]" || cut["msg"] != "boom" {
+		t.Fatalf("members not kept: level %v, req %v, msg %v", cut["level"], cut["req"], cut["msg"])
 	}
 	if tm, _ := cut["_time"].(string); !strings.HasPrefix(tm, "2025-11-30T12:00:00") {
 		t.Fatalf("_time %v, want the line's own", cut["_time"])

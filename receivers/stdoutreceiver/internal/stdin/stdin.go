@@ -63,6 +63,7 @@ type Transport struct {
 	stopped bool
 
 	arena  []byte // the bytes of the batch's lines
+	skim   stream.Skimmer
 	ranges []lineRange
 	lines  []stream.Line
 }
@@ -129,11 +130,18 @@ func (s *Transport) run() (int64, error) {
 			if !inLine {
 				lineStart, inLine, truncated = len(s.arena), true, false
 			}
-			room := s.maxLine - (len(s.arena) - lineStart)
-			if len(frag) > room {
-				frag, truncated = frag[:room], true
+			// Past the limit the line goes through the skimmer, which
+			// keeps its structure in bounded memory.
+			if room := s.maxLine - (len(s.arena) - lineStart); !truncated && len(frag) > room {
+				s.arena = append(s.arena, frag[:room]...)
+				s.arena = s.arena[:lineStart+s.skim.Start(s.arena[lineStart:])]
+				frag, truncated = frag[room:], true
 			}
-			s.arena = append(s.arena, frag...)
+			if truncated {
+				s.arena = s.skim.Overflow(s.arena, frag)
+			} else {
+				s.arena = append(s.arena, frag...)
+			}
 		}
 		// At end of input a last line without a newline still counts.
 		final := err != nil && !errors.Is(err, bufio.ErrBufferFull)

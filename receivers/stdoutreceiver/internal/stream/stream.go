@@ -1,6 +1,7 @@
 // Package stream is the hand-off between the stdout receiver's transports
 // (stdin, tailed files, Fluent Forward) and its line decoder: the Line,
-// Batch and Sink they share, the default line limit and ErrStopped.
+// Batch and Sink they share, the default line limit, ErrStopped, and the
+// Skimmer that keeps the structure of a line over the limit.
 // streamtest records what a Sink was given, for the transports' tests.
 package stream
 
