@@ -57,8 +57,12 @@ type sidecar struct {
 	// health is the command of the health check or probe, without
 	// docker's "CMD" marker.
 	health []string
-	// appOTLP is the app container's OTEL_EXPORTER_OTLP_ENDPOINT.
+	// appOTLP is the app container's OTEL_EXPORTER_OTLP_ENDPOINT (for the
+	// gateway: the address its sidecars send to).
 	appOTLP string
+	// files maps a config file the container reads from a volume (a
+	// ConfigMap) to the repository's copy, for `sidecar validate`.
+	files map[string]string
 }
 
 // tokenFromSecret checks that the token is not a plain value in the file
@@ -89,7 +93,13 @@ func (s sidecar) check() error {
 	if u, err := url.Parse(s.appOTLP); err != nil || u.Port() != otlpHTTPPort {
 		errs = append(errs, fmt.Errorf("the app sends OTLP to %q, not to the sidecar's OTLP/HTTP port %s", s.appOTLP, otlpHTTPPort))
 	}
-	if err := validateWithBinary(s.args, s.env); err != nil {
+	args := slices.Clone(s.args)
+	for i, a := range args {
+		if local, ok := s.files[strings.TrimPrefix(a, "file:")]; ok && strings.HasPrefix(a, "file:") {
+			args[i] = "file:" + local
+		}
+	}
+	if err := validateWithBinary(args, s.env); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -74,15 +74,17 @@ func k8sSidecar(path string) (sidecar, error) {
 	if err != nil {
 		return sidecar{}, err
 	}
-	return podSidecar(path, &d.Spec.Template.Spec)
+	return podSidecar(path, &d.Spec.Template.Spec, nil)
 }
 
-func podSidecar(file string, pod *corev1.PodSpec) (sidecar, error) {
+// podSidecar reads the pod's sidecar; files maps config files it reads
+// from volumes to the repository's copies.
+func podSidecar(file string, pod *corev1.PodSpec, files map[string]string) (sidecar, error) {
 	c, err := nativeSidecar(pod)
 	if err != nil {
 		return sidecar{}, err
 	}
-	s := sidecar{file: file, args: append(slices.Clone(c.Command), c.Args...), env: map[string]string{}, mounts: map[string]bool{}}
+	s := sidecar{file: file, args: append(slices.Clone(c.Command), c.Args...), env: map[string]string{}, mounts: map[string]bool{}, files: files}
 	for _, e := range c.Env {
 		switch {
 		case e.ValueFrom == nil:
@@ -150,12 +152,14 @@ func checkK8s(path string) error {
 	if err != nil {
 		return err
 	}
-	return checkPod(path, &d.Spec.Template)
+	return checkPod(path, &d.Spec.Template, nil)
 }
 
-func checkPod(file string, tmpl *corev1.PodTemplateSpec) error {
+// checkPod runs every check on a pod template with the sidecar; files as
+// for podSidecar.
+func checkPod(file string, tmpl *corev1.PodTemplateSpec, files map[string]string) error {
 	pod := &tmpl.Spec
-	s, err := podSidecar(file, pod)
+	s, err := podSidecar(file, pod, files)
 	if err != nil {
 		return err
 	}

@@ -125,7 +125,7 @@ spec:
 	if len(pod.Containers) != 1 || pod.Containers[0].Name != "db" {
 		t.Errorf("the app's containers changed: %+v", pod.Containers)
 	}
-	if err := checkPod("statefulset", &sts.Spec.Template); err != nil {
+	if err := checkPod("statefulset", &sts.Spec.Template, nil); err != nil {
 		t.Error(err)
 	}
 }
@@ -167,7 +167,7 @@ func TestKustomizeBrokenComponentIsRejected(t *testing.T) {
 		if !ok {
 			return fmt.Errorf("a %T", obj)
 		}
-		return checkPod("broken component", &d.Spec.Template)
+		return checkPod("broken component", &d.Spec.Template, nil)
 	}()
 	if err == nil || !strings.Contains(err.Error(), "POD_UID") {
 		t.Fatalf("error %v, want one about POD_UID", err)
