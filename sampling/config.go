@@ -22,6 +22,11 @@ type Config struct {
 	Summaries SummariesConfig `mapstructure:"summaries"`
 	// Structure configures the "traces stay whole" protection.
 	Structure StructureConfig `mapstructure:"structure"`
+	// UpstreamProbability is the probability the app keeps traces with when
+	// it samples them itself without writing a `th` threshold (a JS
+	// TraceIdRatioBasedSampler, Go's TraceIDRatioBased): the weights of
+	// spans that arrive without th are divided by it. Default 1.
+	UpstreamProbability float64 `mapstructure:"upstream_probability"`
 
 	_ struct{}
 }
@@ -63,6 +68,9 @@ type RuleConfig struct {
 	MinProbability float64 `mapstructure:"min_probability"`
 	// KeepIf adds always-keep conditions for this rule only.
 	KeepIf KeepConfig `mapstructure:"keep_if"`
+	// UpstreamProbability overrides the processor's upstream_probability
+	// for the spans this rule decides (0: the processor's).
+	UpstreamProbability float64 `mapstructure:"upstream_probability"`
 }
 
 // MatchConfig is a conjunction of conditions; absent conditions match all.
@@ -122,6 +130,9 @@ func (c *Config) Validate() error {
 	if c.Structure.RecentParents <= 0 {
 		errs = append(errs, fmt.Errorf("structure.recent_parents must be positive, got %d", c.Structure.RecentParents))
 	}
+	if !validProbability(c.UpstreamProbability) {
+		errs = append(errs, fmt.Errorf("upstream_probability must be in (0, 1], got %v", c.UpstreamProbability))
+	}
 	if c.AlwaysKeep.MinDuration < 0 {
 		errs = append(errs, fmt.Errorf("always_keep.min_duration must not be negative, got %v", c.AlwaysKeep.MinDuration))
 	}
@@ -172,6 +183,9 @@ func (r *RuleConfig) validate() error {
 	} else if len(r.Key) > 0 {
 		errs = append(errs, errors.New("key is only used with target_per_second"))
 	}
+	if r.UpstreamProbability != 0 && !validProbability(r.UpstreamProbability) {
+		errs = append(errs, fmt.Errorf("upstream_probability must be in (0, 1], got %v", r.UpstreamProbability))
+	}
 	if r.KeepIf.MinDuration < 0 {
 		errs = append(errs, fmt.Errorf("keep_if.min_duration must not be negative, got %v", r.KeepIf.MinDuration))
 	}
@@ -180,3 +194,6 @@ func (r *RuleConfig) validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// validProbability reports whether p is in (0, 1].
+func validProbability(p float64) bool { return p > 0 && p <= 1 }

@@ -75,6 +75,8 @@ func TestValidateErrorsNameTheRule(t *testing.T) {
 		{"rules: [{name: d, probability: 0.5, key: [span.name]}]", `key is only used with target_per_second`},
 		{"summaries: {interval: 0s}", `summaries.interval must be positive`},
 		{"structure: {recent_parents: 0}", `structure.recent_parents must be positive`},
+		{"upstream_probability: 0", `upstream_probability must be in (0, 1], got 0`},
+		{"rules: [{name: u, probability: 0.5, upstream_probability: 2}]", `rules[0] ("u"): upstream_probability must be in (0, 1], got 2`},
 	}
 	for _, c := range cases {
 		_, err := loadConfig(t, c.yaml)
@@ -82,7 +84,7 @@ func TestValidateErrorsNameTheRule(t *testing.T) {
 			t.Errorf("%s: error %v, want it to contain %q", c.yaml, err, c.want)
 		}
 	}
-	if _, err := loadConfig(t, "rules: [{name: ok, probability: 0.25, match: {operation: [get]}}]"); err != nil {
+	if _, err := loadConfig(t, "upstream_probability: 0.1\nrules: [{name: ok, probability: 0.25, match: {operation: [get]}, upstream_probability: 0.5}]"); err != nil {
 		t.Errorf("valid config rejected: %v", err)
 	}
 }

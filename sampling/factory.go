@@ -29,6 +29,8 @@ func createDefaultConfig() component.Config {
 		AlwaysKeep: KeepConfig{Errors: true, Priority: true},
 		Summaries:  SummariesConfig{Interval: 10 * time.Second, MaxGroups: 10000},
 		Structure:  StructureConfig{RecentParents: 65536},
+
+		UpstreamProbability: 1,
 	}
 }
 

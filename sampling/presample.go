@@ -43,7 +43,7 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 			return false, nil
 		}
 		s.extras = s.extras[:0] // Filter copies what keep returns
-		if d.ts != "" {
+		if d.setTS {
 			s.extras = otlpwire.AppendTraceState(s.extras, d.ts)
 		}
 		s.extras = otlpwire.AppendDoubleAttr(s.extras, WeightAttribute, d.weight)

@@ -59,8 +59,13 @@ func presampleBatch(gen *spanGen, b int) ptrace.Traces {
 			switch i % 10 {
 			case 1:
 				sp.Status().SetCode(ptrace.StatusCodeError)
-			case 2:
+			case 2: // an error with an inconsistent th (R < th, almost always): erased
 				sp.Events().AppendEmpty().SetName("exception")
+				if b%2 == 0 {
+					sp.TraceState().FromRaw("ot=th:fff")
+				} else {
+					sp.TraceState().FromRaw("ot=th:fff;rv:00000000000001,vendor=x")
+				}
 			case 3:
 				sp.Attributes().PutInt("sampling.priority", 1)
 			case 4:

@@ -70,6 +70,9 @@ type rule struct {
 	dyn      *dynamicRule
 	keepIf   keepCond
 	liftKind uint8 // SERVER/CONSUMER bits this rule names explicitly
+	// upstream is 1/upstream_probability: what a span that arrives without
+	// th stood for before the app sampled it.
+	upstream float64
 	counts   ruleCounts
 }
 
@@ -110,7 +113,10 @@ func newSampler(cfg *Config, set processor.Settings) (*sampler, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &rule{name: rc.Name, index: i, match: m, keepIf: compileKeep(rc.KeepIf)}
+		r := &rule{name: rc.Name, index: i, match: m, keepIf: compileKeep(rc.KeepIf), upstream: 1 / cfg.UpstreamProbability}
+		if rc.UpstreamProbability != 0 {
+			r.upstream = 1 / rc.UpstreamProbability
+		}
 		r.liftKind = m.kinds & (1<<uint(ptrace.SpanKindServer) | 1<<uint(ptrace.SpanKindConsumer))
 		if rc.TargetPerSecond > 0 {
 			r.dyn = newDynamicRule(rc)
@@ -209,7 +215,8 @@ type decision struct {
 	rule   *rule // nil: no rule matched, item untouched
 	keep   bool
 	weight float64
-	ts     string // new tracestate, "" = leave as is
+	ts     string // the new tracestate when setTS
+	setTS  bool
 }
 
 func hasPriority(attrs attrSet) bool {

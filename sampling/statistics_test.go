@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TestStatistics sends 1,000,000 Redis GET spans through a rule at p = 1/128
@@ -143,11 +145,15 @@ func TestIncomingThreshold(t *testing.T) {
 			rv := gen.rnd.Uint64() & randomMask
 			sp.TraceState().FromRaw(fmt.Sprintf("ot=rv:%014x", rv))
 			wants[sp.SpanID()] = want{rv >= 0xfe000000000000, 128, fmt.Sprintf("ot=th:fe;rv:%014x", rv)}
-		case 3: // inconsistent th (R < th) on an error span: kept, th erased (th:0)
+		case 3: // inconsistent th (R < th) on an error span: kept, th erased, rv kept
 			rv := uint64(0x01)
-			sp.TraceState().FromRaw(fmt.Sprintf("ot=th:f;rv:%014x", rv))
+			sp.TraceState().FromRaw(fmt.Sprintf("vendor=x,ot=th:f;rv:%014x", rv))
 			sp.Status().SetCode(ptrace.StatusCodeError)
-			wants[sp.SpanID()] = want{true, 1, fmt.Sprintf("ot=th:0;rv:%014x", rv)}
+			wants[sp.SpanID()] = want{true, 1, fmt.Sprintf("ot=rv:%014x,vendor=x", rv)}
+			if i%2 == 0 { // th alone: the ot member goes, and the tracestate with it
+				sp.TraceState().FromRaw("ot=th:ffffffffffffff")
+				wants[sp.SpanID()] = want{true, 1, ""}
+			}
 		default: // plain
 			wants[sp.SpanID()] = want{r >= 0xfe000000000000, 128, "ot=th:fe"}
 		}
@@ -250,5 +256,78 @@ func TestLogsFollowTheirTrace(t *testing.T) {
 	sd := math.Sqrt(n * (1.0 / 8) * (7.0 / 8))
 	if math.Abs(float64(keptNoTrace)-n/8) > 4*sd {
 		t.Fatalf("kept %d records without trace id, want about %d", keptNoTrace, n/8)
+	}
+}
+
+// TestUpstreamProbability has an app head-sample its traces at 1/4 with the
+// Go SDK's own TraceIDRatioBased sampler, which writes no th (as the JS
+// SDK's TraceIdRatioBasedSampler), and a 1/8 rule decide the GETs that
+// arrive. With upstream_probability 0.25, stated on the processor or on the
+// rule, the weights of what is kept estimate every GET the app made; spans
+// that bring a th are weighted by it alone.
+func TestUpstreamProbability(t *testing.T) {
+	const traces, getsPerTrace = 20_000, 4
+	head := sdktrace.TraceIDRatioBased(0.25)
+	gen := newSpanGen(13)
+	td, spans := newBatch("shop")
+	var errorSpan, thSpan pcommon.SpanID
+	for i := 0; i < traces; i++ {
+		tid := gen.traceID()
+		res := head.ShouldSample(sdktrace.SamplingParameters{TraceID: trace.TraceID(tid), Name: "GET /"})
+		if res.Decision != sdktrace.RecordAndSample {
+			continue
+		}
+		if res.Tracestate.Len() != 0 {
+			t.Fatalf("the head sampler wrote tracestate %q", res.Tracestate)
+		}
+		for j := 0; j < getsPerTrace; j++ {
+			sp := gen.redisLeaf(spans, tid, gen.spanID(), 1000)
+			switch {
+			case errorSpan.IsEmpty():
+				sp.Status().SetCode(ptrace.StatusCodeError)
+				errorSpan = sp.SpanID()
+			case thSpan.IsEmpty() && traceRandomness(tid) >= 0xf0000000000000:
+				sp.TraceState().FromRaw("ot=th:c") // a consistent sampler's 1/4: its own weight
+				thSpan = sp.SpanID()
+			}
+		}
+	}
+	made := float64(traces * getsPerTrace)
+	rule := RuleConfig{Name: "redis", Match: redisMatch, Probability: 1.0 / 8}
+	onRule := rule
+	onRule.UpstreamProbability = 0.25
+	onProcessor := testConfig(rule)
+	onProcessor.UpstreamProbability = 0.25
+	for name, cfg := range map[string]*Config{"processor": onProcessor, "rule": testConfig(onRule), "unset": testConfig(rule)} {
+		p := newPipeline(t, cfg, false)
+		batch := ptrace.NewTraces()
+		td.CopyTo(batch)
+		p.consume(t, batch)
+		sum := 0.0
+		for _, ks := range p.spans.spans {
+			sum += ks.weight
+		}
+		// Every trace's GETs are kept or dropped together, by the app and
+		// then by the rule: k GETs add k²(1/p - 1) to the variance, p the
+		// probability they are kept with (1/32 made, 1/8 once arrived).
+		sd := math.Sqrt(traces * getsPerTrace * getsPerTrace * (32 - 1))
+		arrived := float64(spans.Len())
+		if name == "unset" {
+			sd = math.Sqrt(arrived / getsPerTrace * getsPerTrace * getsPerTrace * (8 - 1))
+		}
+		errW, thW := p.spans.spans[errorSpan].weight, p.spans.spans[thSpan].weight
+		t.Logf("%s: weights sum to %.0f for %.0f GETs made (sd %.0f); error %v, th:c %v", name, sum, made, sd, errW, thW)
+		if name == "unset" {
+			if math.Abs(sum-arrived) > 5*sd || errW != 1 {
+				t.Errorf("unset: weights sum to %.0f, want what arrived, %.0f ± %.0f; error weight %v", sum, arrived, 5*sd, errW)
+			}
+			continue
+		}
+		if math.Abs(sum-made) > 5*sd {
+			t.Errorf("%s: weights sum to %.0f, want %.0f ± %.0f", name, sum, made, 5*sd)
+		}
+		if errW != 4 || thW != 8 {
+			t.Errorf("%s: an always-kept error weighs %v (want 4), a span with th:c %v (want 8)", name, errW, thW)
+		}
 	}
 }

@@ -139,10 +139,24 @@ func withThreshold(ts, th string) string {
 	if ts == "" {
 		return "ot=th:" + th
 	}
+	return rewriteOT(ts, "th:"+th)
+}
+
+// withoutThreshold returns tracestate ts with the `ot` member's th removed,
+// as the spec asks of a stage that finds an incoming th inconsistent with
+// the randomness (or cannot state the probability it kept a span with).
+// Other sub-keys stay, their member moving to the front; an `ot` member left
+// empty goes.
+func withoutThreshold(ts string) string { return rewriteOT(ts, "") }
+
+// rewriteOT returns ts with the `ot` member's th replaced by first (a
+// "th:<value>" sub-key, or nothing), that member first.
+func rewriteOT(ts, first string) string {
 	var b strings.Builder
-	b.Grow(len(ts) + len(th) + 8)
-	b.WriteString("ot=th:")
-	b.WriteString(th)
+	b.Grow(len(ts) + len(first) + 4)
+	b.WriteString("ot=")
+	b.WriteString(first)
+	subKeys := first != ""
 	if ot, ok := otMember(ts); ok {
 		for ot != "" {
 			var kv string
@@ -150,9 +164,15 @@ func withThreshold(ts, th string) string {
 			if strings.HasPrefix(kv, "th:") || !strings.Contains(kv, ":") || strings.ContainsAny(kv, " \t") {
 				continue // the old th, or not a sub-key: dropped
 			}
-			b.WriteByte(';')
+			if subKeys {
+				b.WriteByte(';')
+			}
 			b.WriteString(kv)
+			subKeys = true
 		}
+	}
+	if !subKeys {
+		b.Reset() // an empty ot member goes
 	}
 	for ts != "" {
 		var m string
@@ -161,7 +181,9 @@ func withThreshold(ts, th string) string {
 		if m == "" || strings.HasPrefix(m, "ot=") {
 			continue
 		}
-		b.WriteByte(',')
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
 		b.WriteString(m)
 	}
 	return b.String()

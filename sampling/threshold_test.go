@@ -40,6 +40,23 @@ func TestProbabilityToThreshold(t *testing.T) {
 	}
 }
 
+// TestWithoutThreshold checks erasing th: other sub-keys and members stay,
+// the changed ot member first; an ot member left empty goes.
+func TestWithoutThreshold(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"ot=th:f;rv:00000000000001", "ot=rv:00000000000001"},
+		{"ot=th:f", ""},
+		{"vendor=x,ot=th:f", "vendor=x"},
+		{"a=1, ot=th:8;x:y ,b=2", "ot=x:y,a=1,b=2"},
+		{"a=1", "a=1"},
+		{"", ""},
+	} {
+		if got := withoutThreshold(c.in); got != c.want {
+			t.Errorf("withoutThreshold(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 func TestTraceState(t *testing.T) {
 	st := parseTraceState("foo=bar, ot=th:c;rv:9b8233f7e3a151 ,x=y")
 	if !st.hasTh || st.th != 0xc0000000000000 || !st.hasRv || st.rv != 0x9b8233f7e3a151 {

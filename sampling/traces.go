@@ -34,13 +34,16 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	if st.hasRv {
 		rnd = st.rv
 	}
-	tIn := uint64(0)
+	// An incoming th that R does not satisfy is inconsistent: the spec says
+	// to erase it. Without a (consistent) th the span stands for
+	// 1/upstream_probability spans, if the app sampled it.
+	tIn, upstream := uint64(0), r.upstream
 	consistent := true
 	if st.hasTh {
 		if st.th <= rnd {
-			tIn = st.th
+			tIn, upstream = st.th, 1
 		} else {
-			consistent = false // the spec says to erase an inconsistent th
+			consistent = false
 		}
 	}
 
@@ -63,12 +66,14 @@ func (s *sampler) decideSpan(v *spanView) decision {
 		switch {
 		case tOut == tIn && consistent:
 			// tracestate already right
+		case tOut == 0: // kept with probability 1 and an inconsistent th
+			d.ts, d.setTS = withoutThreshold(tsRaw), true
 		case tsRaw == "" && target != nil && tOut == target.t:
-			d.ts = target.ts
+			d.ts, d.setTS = target.ts, true
 		default:
-			d.ts = withThreshold(tsRaw, encodeThreshold(tOut))
+			d.ts, d.setTS = withThreshold(tsRaw, encodeThreshold(tOut)), true
 		}
-		d.weight = adjustedCount(tOut)
+		d.weight = adjustedCount(tOut) * upstream
 	}
 
 	r.counts.seen++
@@ -171,7 +176,7 @@ func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.T
 				if !d.keep {
 					return true
 				}
-				if d.ts != "" {
+				if d.setTS {
 					sp.TraceState().FromRaw(d.ts)
 				}
 				sp.Attributes().PutDouble(WeightAttribute, d.weight)
