@@ -75,5 +75,8 @@ func attrNames(key string) []string {
 }
 
 // operationAttrNames are the attributes an operation is read from, in
-// order (see spanOperation).
-var operationAttrNames = slices.Concat(attrNames("db.operation.name"), attrNames("db.query.text"), attrNames("http.request.method"))
+// order, the names of db.operation.name first (see spanOperation).
+var (
+	dbOperationNames   = attrNames("db.operation.name")
+	operationAttrNames = slices.Concat(dbOperationNames, attrNames("db.query.text"), attrNames("http.request.method"))
+)

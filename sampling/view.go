@@ -110,22 +110,28 @@ type logView struct {
 // as written (matching ignores case; summaries write it in upper case): the
 // command in db.operation.name (or db.operation), else the first word of
 // db.query.text (or db.statement), else of http.request.method (or
-// http.method), else of the span name. The command of a batch whose
-// commands are known (`MULTI incr`, `BATCH GET`: a span per command in a
-// transaction or pipeline) is its second word; a bare `MULTI` stays.
-// So Redis GETs are `GET` whether a client writes `get`, `GET`, `GET
-// key:1` or `MULTI get`, and a pg query span is `SELECT`.
+// http.method), else of the span name. The command in an operation name
+// that names a batch of known commands (`MULTI incr`, `BATCH GET`: a span
+// per command of a transaction or pipeline) is its second word; a bare
+// `MULTI` stays. So Redis GETs are `GET` whether a client writes `get`,
+// `GET`, `GET key:1` or `MULTI get`, and a pg query span is `SELECT`.
 func spanOperation(name string, attrs attrSet) string {
 	var vals [8]attrValue
 	found := attrs.getEach(operationAttrNames, &vals)
 	for i := range operationAttrNames {
-		if found&(1<<i) != 0 && vals[i].typ == pcommon.ValueTypeStr {
-			if op := command(vals[i].str); op != "" {
-				return op
-			}
+		if found&(1<<i) == 0 || vals[i].typ != pcommon.ValueTypeStr {
+			continue
+		}
+		op, _ := firstWord(vals[i].str)
+		if i < len(dbOperationNames) {
+			op = command(vals[i].str)
+		}
+		if op != "" {
+			return op
 		}
 	}
-	return command(name)
+	op, _ := firstWord(name)
+	return op
 }
 
 // command is the first word of s, or the second when the first names a

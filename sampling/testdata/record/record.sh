@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records the span fixtures in sampling/testdata/*.json from the real
-# OpenTelemetry instrumentations (see README.md). Run by hand, not in CI:
+# OpenTelemetry instrumentations, JS (record.mjs) and Go (go/), see README.md. Run by hand, not in CI:
 #   sampling/testdata/record/record.sh
 # Needs redis-server and, for pg, PostgreSQL's server binaries (Debian:
 # apt-get install redis-server postgresql); pg is skipped without them.
@@ -29,7 +29,7 @@ if [ -n "$pgbin" ] && [ -x "$pgbin/initdb" ]; then
 	"${as[@]}" "$pgbin/initdb" -D "$tmp/pg/data" -U fixtures --auth=trust >"$tmp/pg.log" 2>&1
 	"${as[@]}" "$pgbin/postgres" -D "$tmp/pg/data" -h 127.0.0.1 -p 15432 -k "$tmp/pg" >>"$tmp/pg.log" 2>&1 &
 	pids+=($!)
-	export PG_URL=postgres://fixtures@127.0.0.1:15432/postgres
+	export PG_URL="postgres://fixtures@127.0.0.1:15432/postgres?sslmode=disable"
 	for _ in $(seq 50); do "$pgbin/pg_isready" -q -h 127.0.0.1 -p 15432 && break; sleep 0.2; done
 else
 	echo "PostgreSQL not found: pg.json is not recorded" >&2
@@ -38,3 +38,4 @@ for _ in $(seq 50); do redis-cli -p 16379 ping >/dev/null 2>&1 && break; sleep 0
 
 [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error
 node record.mjs
+(cd go && go run .)
