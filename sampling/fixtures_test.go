@@ -55,7 +55,7 @@ func eachSpan(td ptrace.Traces, fn func(res pcommon.Map, sp ptrace.Span)) {
 func TestFixtureOperations(t *testing.T) {
 	want := map[string]map[string]string{
 		"ioredis": {
-			"get": "GET", "set": "SET", "mget": "MGET", "hgetall": "HGETALL", "evalsha": "EVALSHA", "hset": "HSET",
+			"get": "GET", "set": "SET", "mget": "MGET", "hgetall": "HGETALL", "evalsha": "EVALSHA", "hset": "HSET", // in a pipeline "PIPELINE get"
 			"multi": "MULTI", "incr": "INCR", "expire": "EXPIRE", "exec": "EXEC", // a transaction: db.operation.name "MULTI incr"
 			"DEBUG": "DEBUG", "client": "CLIENT",
 			"GET /product/:id": "GET", "GET /broken": "GET", "GET /slow": "GET",
