@@ -94,9 +94,11 @@ func (s *sampler) noteParent(sp *otlpwire.Span) {
 }
 
 // spanAttrKeys are the span attribute keys the sampler reads of a raw span:
-// those of the operation and the priority check, and every name of every
-// rule's attribute conditions and dynamic keys, so that one pass over the
-// attributes finds them all.
+// those of the operation and the priority check, and the names every rule's
+// attribute conditions and dynamic keys are written with, so that one pass
+// over the attributes finds them all. Their other semantic-convention names
+// are only read when the written one is absent, by a scan of their own:
+// looking them up every time would cost every span a value it does not need.
 func spanAttrKeys(rules []*rule) []string {
 	keys := append(slices.Clone(operationAttrNames), priorityAttribute)
 	add := func(names []string) {
@@ -108,11 +110,11 @@ func spanAttrKeys(rules []*rule) []string {
 	}
 	for _, r := range rules {
 		for _, f := range r.match.attrs {
-			add(f.names)
+			add(f.names[:1])
 		}
 		if r.dyn != nil {
 			for _, f := range r.dyn.fields {
-				add(f.names)
+				add(f.names[:1])
 			}
 		}
 	}

@@ -74,9 +74,10 @@ func attrNames(key string) []string {
 	return names
 }
 
-// operationAttrNames are the attributes an operation is read from, in
-// order, the names of db.operation.name first (see spanOperation).
+// The attributes an operation is read from (see spanOperation): those of
+// db.operation.name on every span, the others only for spans whose name
+// does not say the operation.
 var (
-	dbOperationNames   = attrNames("db.operation.name")
-	operationAttrNames = slices.Concat(dbOperationNames, attrNames("db.query.text"), attrNames("http.request.method"))
+	operationAttrNames = attrNames("db.operation.name")
+	fallbackOpNames    = slices.Concat(attrNames("http.request.method"), attrNames("db.query.text"))
 )

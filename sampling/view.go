@@ -107,31 +107,58 @@ type logView struct {
 }
 
 // spanOperation is the operation of a span, the command or method it ran,
-// as written (matching ignores case; summaries write it in upper case): the
-// command in db.operation.name (or db.operation), else the first word of
-// db.query.text (or db.statement), else of http.request.method (or
-// http.method), else of the span name. The command in an operation name
-// that names a batch of known commands (`MULTI incr`, `BATCH GET`: a span
-// per command of a transaction or pipeline) is its second word; a bare
-// `MULTI` stays. So Redis GETs are `GET` whether a client writes `get`,
-// `GET`, `GET key:1` or `MULTI get`, and a pg query span is `SELECT`.
+// as written (matching ignores case; summaries write it in upper case):
+//
+//  1. the command in db.operation.name (or db.operation): its first word,
+//     or its second when the first names a batch of known commands (`MULTI
+//     incr`, `PIPELINE get`, `BATCH GET`: a span per command of a
+//     transaction or pipeline); a bare `MULTI` stays;
+//  2. the first word of the span name, if it is a plain word (letters,
+//     digits, `_`) other than `HTTP`: `get`, `GET user:1`, `SELECT users`;
+//  3. else http.request.method (or http.method), for `HTTP GET` (otelhttp's
+//     client spans) or spans named by their route;
+//  4. else the first word of db.query.text (or db.statement), for clients
+//     that name spans otherwise (`pg.query:SELECT postgres`,
+//     `redis.pipeline get`, `sql.conn.query`);
+//  5. else the first word of the span name.
+//
+// Only db.operation.name is read on every span: the others are read when
+// the span name does not say the operation, which keeps query texts, long
+// and mostly saying the same, off the hot path.
 func spanOperation(name string, attrs attrSet) string {
-	var vals [8]attrValue
-	found := attrs.getEach(operationAttrNames, &vals)
-	for i := range operationAttrNames {
-		if found&(1<<i) == 0 || vals[i].typ != pcommon.ValueTypeStr {
-			continue
-		}
-		op, _ := firstWord(vals[i].str)
-		if i < len(dbOperationNames) {
-			op = command(vals[i].str)
-		}
-		if op != "" {
-			return op
+	for _, key := range operationAttrNames {
+		if v, ok := attrs.get(key); ok && v.typ == pcommon.ValueTypeStr {
+			if op := command(v.str); op != "" {
+				return op
+			}
 		}
 	}
-	op, _ := firstWord(name)
-	return op
+	if word, ok := plainFirstWord(name); ok && !(len(word) == 4 && strings.EqualFold(word, "HTTP")) {
+		return word
+	}
+	word, _ := firstWord(name)
+	for _, key := range fallbackOpNames {
+		if v, ok := attrs.get(key); ok && v.typ == pcommon.ValueTypeStr {
+			if op, _ := firstWord(v.str); op != "" {
+				return op
+			}
+		}
+	}
+	return word
+}
+
+// plainFirstWord returns the first word of s if it starts s and is made of
+// ASCII letters, digits and '_' only, as commands, methods and SQL keywords
+// are.
+func plainFirstWord(s string) (string, bool) {
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			break
+		}
+	}
+	return s[:i], i > 0 && (i == len(s) || isSpace(s[i]))
 }
 
 // command is the first word of s, or the second when the first names a
@@ -257,32 +284,6 @@ func (a attrSet) get(key string) (attrValue, bool) {
 		return attrValue{}, false
 	}
 	return a.getWire(key)
-}
-
-// getEach looks up at most 8 names together: bit i of found is set and
-// vals[i] holds the value of names[i] where present, as get finds it. A
-// pdata map is read in one pass instead of one per name; a raw span's keys
-// are already looked up together (see wireAttrs).
-func (a attrSet) getEach(names []string, vals *[8]attrValue) (found uint8) {
-	if a.span != nil || a.res != nil {
-		for i, n := range names {
-			if v, ok := a.getWire(n); ok {
-				vals[i], found = v, found|1<<i
-			}
-		}
-		return found
-	}
-	for k, v := range a.m.All() {
-		for i, n := range names {
-			if k == n {
-				if found&(1<<i) == 0 { // the first of duplicate keys, as Get
-					vals[i], found = pdataValue(v), found|1<<i
-				}
-				break
-			}
-		}
-	}
-	return found
 }
 
 // getAny returns the value of the first of names present (see attrNames).

@@ -88,6 +88,10 @@ func (s *Span) Attr(key string) (Value, bool) {
 // keys must be distinct, at most 64, and vals at least as long.
 func (s *Span) AttrsOf(keys []string, vals []Value) (found uint64) {
 	b := s.attrs
+	var lens uint64 // bit n: some key is n bytes long (n < 64), to skip others cheaply
+	for _, k := range keys {
+		lens |= 1 << min(len(k), 63)
+	}
 	for pos := 0; pos < len(b); {
 		f, npos, err := next(b, pos)
 		if err != nil {
@@ -104,6 +108,9 @@ func (s *Span) AttrsOf(keys []string, vals []Value) (found uint64) {
 		}
 		kv := b[f.start:f.end]
 		key := kvKey(kv)
+		if lens&(1<<min(len(key), 63)) == 0 {
+			continue
+		}
 		for i, k := range keys {
 			if string(key) != k || found&(1<<i) != 0 {
 				continue
