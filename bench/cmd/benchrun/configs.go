@@ -37,6 +37,9 @@ func service(pipes ...pipeline) string {
 func sidecarConfig(env *runEnv, in inputs) string {
 	var b strings.Builder
 	b.WriteString("receivers:\n")
+	if in.stdinSpans {
+		b.WriteString("  stdout:\n    sampling_processor: sampling\n    stdin: {exit_on_eof: false}\n")
+	}
 	if in.logs != "" {
 		b.WriteString("  stdout:\n")
 		switch in.logs {
@@ -52,7 +55,7 @@ func sidecarConfig(env *runEnv, in inputs) string {
 			fmt.Fprintf(&b, "    forward: {endpoint: \"127.0.0.1:%d\"}\n", env.forwardPort)
 		}
 	}
-	if in.spans {
+	if in.spans && !in.stdinSpans {
 		fmt.Fprintf(&b, "  otlp:\n    sampling_processor: sampling\n    protocols:\n      grpc: {endpoint: \"127.0.0.1:%d\"}\n      http: {endpoint: \"127.0.0.1:%d\"}\n", env.grpcPort, env.httpPort)
 	}
 	b.WriteString("processors:\n" + memoryLimiter)
@@ -71,7 +74,11 @@ func sidecarConfig(env *runEnv, in inputs) string {
 		pipes = append(pipes, pipeline{"logs", "stdout", "memory_limiter", "axiom"})
 	}
 	if in.spans {
-		pipes = append(pipes, pipeline{"traces", "otlp", "memory_limiter, sampling", "axiom"})
+		receiver := "otlp"
+		if in.stdinSpans {
+			receiver = "stdout"
+		}
+		pipes = append(pipes, pipeline{"traces", receiver, "memory_limiter, sampling", "axiom"})
 	}
 	b.WriteString(service(pipes...))
 	return b.String()

@@ -314,6 +314,22 @@ func httpSpanExporter(endpoint string, json bool) spanExporter {
 	return spanExporter{send: send, marshal: marshal}
 }
 
+// stdinSpanExporter writes each request as one OTLP/JSON line, as the JS
+// client's stdout exporter does; senders take turns, since a pipe write this
+// long is not atomic.
+func stdinSpanExporter(w io.Writer) spanExporter {
+	var mu sync.Mutex
+	var line []byte
+	send := func(_ context.Context, _ ptrace.Traces, body []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		line = append(append(line[:0], body...), '\n')
+		_, err := w.Write(line)
+		return err
+	}
+	return spanExporter{send: send, marshal: ptraceotlp.ExportRequest.MarshalJSON}
+}
+
 func grpcSpanExporter(endpoint string) (spanExporter, func(), error) {
 	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

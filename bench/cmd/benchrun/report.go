@@ -10,6 +10,20 @@ import (
 	"time"
 )
 
+// phaseRatios divides the CPU per event of scenario a's collector ca by
+// scenario b's collector cb, at the fixed rate and at max rate.
+func phaseRatios(get func(sc, coll, ph string) (result, bool), a, ca, b, cb string) (ratios [2]float64, ok bool) {
+	for i, ph := range []string{phaseFixed, phaseMax} {
+		x, ok1 := get(a, ca, ph)
+		y, ok2 := get(b, cb, ph)
+		if !ok1 || !ok2 || y.CPUPerMillion == 0 {
+			return ratios, false
+		}
+		ratios[i] = x.CPUPerMillion / y.CPUPerMillion
+	}
+	return ratios, true
+}
+
 // writeReport writes RESULTS.md next to the results: machine, date,
 // command, one table per scenario with ratios against the baseline, and
 // the issue's goals checked against this run.
@@ -33,7 +47,7 @@ func writeReport(o options, run runInfo, results []result) error {
 	fmt.Fprintf(&b, "- Load per phase: %s; fixed rates: logs %d lines/s, spans %d spans/s, mixed %d req/s\n", run.Duration, run.LogRate, run.SpanRate, run.MixedRPS)
 	fmt.Fprintf(&b, "- Command: `%s`\n\n", run.Command)
 
-	b.WriteString("## Goals (issue #5), this run\n\n| goal | measured | met |\n|---|---|---|\n")
+	b.WriteString("## Goals (issues #5 and #14), this run\n\n| goal | measured | met |\n|---|---|---|\n")
 	goal := func(name, measured string, ok, known bool) {
 		met := "n/a"
 		if known {
@@ -65,6 +79,15 @@ func writeReport(o options, run runInfo, results []result) error {
 	}
 	for _, sc := range []string{"spans-http", "spans-grpc"} {
 		cpuGoal("span path with sampling ≥ 2x less CPU per span ("+sc+")", sc, "spans", 2)
+	}
+	// Issue 14: JSON spans decided before they are decoded.
+	if ratios, ok := phaseRatios(get, "spans-http-json", collBaseline, "spans-http-json", collSidecar); ok {
+		goal("spans-http-json ≥ 2.5x less CPU per span than the stock collector at max rate, ≥ 2x at the fixed rate",
+			fmt.Sprintf("%.1fx at max rate, %.1fx at %d/s", ratios[1], ratios[0], o.spanRate), ratios[1] >= 2.5 && ratios[0] >= 2, true)
+	}
+	if ratios, ok := phaseRatios(get, "spans-stdout", collSidecar, "spans-http-json", collSidecar); ok {
+		goal("OTLP/JSON span lines on stdin within 20% of spans-http-json's CPU per span",
+			fmt.Sprintf("%.2fx spans-http-json's at %d/s, %.2fx at max rate", ratios[0], o.spanRate, ratios[1]), ratios[0] <= 1.2 && ratios[1] <= 1.2, true)
 	}
 	if s, ok1 := get("logs-stdin", collSidecar, phaseFixed); ok1 {
 		if bl, ok2 := get("logs-stdin", collBaseline, phaseFixed); ok2 {

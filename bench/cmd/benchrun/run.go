@@ -178,7 +178,7 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 	defer logOut.Close()
 	cmd.Stdout, cmd.Stderr = logOut, logOut
 	var stdin io.WriteCloser
-	if in.logs == inputStdin {
+	if in.logs == inputStdin || in.stdinSpans {
 		if stdin, err = cmd.StdinPipe(); err != nil {
 			return err
 		}
@@ -203,7 +203,7 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 		return fmt.Errorf("%s exited during start-up; see %s", coll, logPath)
 	case <-time.After(o.settle):
 	}
-	if in.spans {
+	if in.spans && !in.stdinSpans {
 		if err := waitListening(env.grpcEndpoint(), 10*time.Second); err != nil {
 			return err
 		}

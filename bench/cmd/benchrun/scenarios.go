@@ -22,6 +22,9 @@ const (
 type inputs struct {
 	logs  string // one of the input* constants, or ""
 	spans bool   // OTLP spans
+	// stdinSpans sends the spans as OTLP/JSON lines on stdin (the JS
+	// client's zero-network path) instead of over OTLP.
+	stdinSpans bool
 }
 
 // scenario is one benchmark: the same load offered to each collector.
@@ -76,6 +79,12 @@ func scenarios(o options) []scenario {
 			note: "As spans-http, with OTLP/JSON bodies, as `@opentelemetry/exporter-trace-otlp-http` sends them.",
 		},
 		{
+			name: "spans-stdout", title: "OTLP/JSON span lines on stdin (the JS client's stdout exporter), Redis rule at 1%",
+			sidecar: inputs{spans: true, stdinSpans: true}, needs: []string{"stdout", "sampling"},
+			fixedRate: o.spanRate, sidecarOnly: true, load: loadSpansStdin,
+			note: "Sidecar only (no stock receiver reads stdin): the spans of spans-http-json, one request per line; its goal is the same CPU per span as spans-http-json.",
+		},
+		{
 			name: "spans-grpc", title: "OTLP/gRPC spans, Redis rule at 1%",
 			sidecar: inputs{spans: true}, baseline: inputs{spans: true},
 			needs: []string{"sampling"}, fixedRate: o.spanRate, load: loadSpansGRPC,
@@ -124,6 +133,10 @@ func loadSpansHTTP(ctx context.Context, env *runEnv, _ inputs, rate int, sent *a
 
 func loadSpansHTTPJSON(ctx context.Context, env *runEnv, _ inputs, rate int, sent *atomic.Int64) error {
 	return feedSpans(ctx, rate, httpSpanExporter(env.httpEndpoint(), true), sent)
+}
+
+func loadSpansStdin(ctx context.Context, env *runEnv, _ inputs, rate int, sent *atomic.Int64) error {
+	return feedSpans(ctx, rate, stdinSpanExporter(env.stdin), sent)
 }
 
 func loadSpansGRPC(ctx context.Context, env *runEnv, _ inputs, rate int, sent *atomic.Int64) error {
