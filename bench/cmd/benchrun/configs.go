@@ -51,7 +51,7 @@ func sidecarConfig(env *runEnv, in inputs) string {
 				format = "raw"
 			}
 			fmt.Fprintf(&b, "    files: {include: [%q], format: %s, start_at: beginning, poll_interval: 200ms}\n", env.logFile, format)
-		case inputForward:
+		case inputForward, inputForwardBatch:
 			fmt.Fprintf(&b, "    forward: {endpoint: \"127.0.0.1:%d\"}\n", env.forwardPort)
 		}
 	}
@@ -116,7 +116,7 @@ func baselineConfig(env *runEnv, in inputs) string {
 		// include_file_path: the container operator recombines partial CRI
 		// lines per file and warns on every batch without it.
 		fmt.Fprintf(&b, "  file_log:\n    include: [%q]\n    start_at: beginning\n    include_file_path: true\n    operators:\n      - type: container\n        format: containerd\n        add_metadata_from_filepath: false\n%s", env.logFile, jsonParser)
-	case inputForward:
+	case inputForward, inputForwardBatch:
 		fmt.Fprintf(&b, "  fluent_forward:\n    endpoint: \"127.0.0.1:%d\"\n", env.forwardPort)
 	}
 	if in.spans {
@@ -134,7 +134,7 @@ func baselineConfig(env *runEnv, in inputs) string {
 		fmt.Fprintf(&b, auth, "logs")
 		b.WriteString(sendingQueue)
 		recv := "file_log"
-		if in.logs == inputForward {
+		if in.logs == inputForward || in.logs == inputForwardBatch {
 			recv = "fluent_forward"
 		}
 		pipes = append(pipes, pipeline{"logs", recv, "memory_limiter", "otlp_http/logs"})

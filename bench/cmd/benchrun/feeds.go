@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/fluent/fluent-logger-golang/fluent"
+	"github.com/tinylib/msgp/msgp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
@@ -88,16 +91,29 @@ func writeLines(ctx context.Context, w io.Writer, env *runEnv, rate int, frame l
 	}
 }
 
-// feedForward sends pino lines as the docker fluentd log driver does: one
-// Message-mode event per line, record {log, source, container_id, container_name}.
-func feedForward(ctx context.Context, env *runEnv, rate int, sent *atomic.Int64) error {
-	const clients = 2
+// Fluent Forward modes a scenario's load generator sends.
+const (
+	// forwardMessage is docker's fluentd log driver: one [tag, time,
+	// record] frame per line.
+	forwardMessage = "message"
+	// forwardBatch is FireLens (Fluent Bit's forward output): [tag,
+	// [[time, record], ...]] frames of a few lines each.
+	forwardBatch = "forward"
+	// forwardBatchLines is how many lines a forwardBatch frame carries:
+	// small batches, as a flushing Fluent Bit sends under steady load.
+	forwardBatchLines = 16
+)
+
+// feedForward sends pino lines over Fluent Forward in frames of mode,
+// encoded before they are timed (at max rate, ahead of the run) so that the
+// generator can outrun the collector, over several connections.
+func feedForward(ctx context.Context, env *runEnv, mode string, rate int, sent *atomic.Int64) error {
+	const conns = 4
 	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	perClient := rate / clients
-	for c := range clients {
+	errs := make(chan error, conns)
+	for c := range conns {
 		wg.Go(func() {
-			errs <- forwardClient(ctx, env, perClient, uint64(c+1), sent)
+			errs <- forwardConn(ctx, env, mode, rate/conns, uint64(c+1), sent)
 		})
 	}
 	wg.Wait()
@@ -110,35 +126,36 @@ func feedForward(ctx context.Context, env *runEnv, rate int, sent *atomic.Int64)
 	return nil
 }
 
-func forwardClient(ctx context.Context, env *runEnv, rate int, seed uint64, sent *atomic.Int64) error {
-	f, err := fluent.New(fluent.Config{FluentHost: "127.0.0.1", FluentPort: env.forwardPort, SubSecondPrecision: true, Timeout: 5 * time.Second})
+func forwardConn(ctx context.Context, env *runEnv, mode string, rate int, seed uint64, sent *atomic.Int64) error {
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", env.forwardPort), 5*time.Second)
 	if err != nil {
-		return fmt.Errorf("fluent client: %w", err)
+		return fmt.Errorf("forward: %w", err)
 	}
-	defer f.Close()
-	gen := loadgen.NewPino(seed)
-	var line []byte
-	record := map[string]string{"source": "stdout", "container_id": "4f3a2b9c1d7e", "container_name": "/api"}
-	post := func(now time.Time) error {
-		line = gen.Append(line[:0], now)
-		record["log"] = string(line[:len(line)-1])
-		if err := f.PostWithTime("docker.api", now, record); err != nil {
+	defer conn.Close()
+	enc := newForwardEncoder(mode, seed)
+	w := bufio.NewWriterSize(conn, 64<<10)
+	write := func(frame []byte, lines int) error {
+		if _, err := w.Write(frame); err != nil {
 			return err
 		}
-		sent.Add(1)
+		sent.Add(int64(lines))
 		return nil
 	}
 	if rate == 0 {
-		for ctx.Err() == nil {
+		frames, lines := enc.preEncoded(time.Now())
+		for i := 0; ctx.Err() == nil; i++ {
 			if sent.Load()-env.sunk() > maxBacklog {
+				if err := w.Flush(); err != nil {
+					return err
+				}
 				time.Sleep(time.Millisecond)
 				continue
 			}
-			if err := post(time.Now()); err != nil {
+			if err := write(frames[i%len(frames)], lines); err != nil {
 				return err
 			}
 		}
-		return nil
+		return w.Flush()
 	}
 	start := time.Now()
 	var mine int64
@@ -147,15 +164,99 @@ func forwardClient(ctx context.Context, env *runEnv, rate int, seed uint64, sent
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return w.Flush()
 		case now := <-t.C:
-			for ; mine < int64(now.Sub(start).Seconds()*float64(rate)); mine++ {
-				if err := post(now); err != nil {
+			for mine < int64(now.Sub(start).Seconds()*float64(rate)) {
+				frame, lines := enc.frame(now)
+				if err := write(frame, lines); err != nil {
 					return err
 				}
+				mine += int64(lines)
+			}
+			if err := w.Flush(); err != nil {
+				return err
 			}
 		}
 	}
+}
+
+// forwardEncoder writes Forward protocol frames of pino lines with msgp's
+// append functions, records shaped as the senders write them.
+type forwardEncoder struct {
+	mode  string
+	gen   *loadgen.Pino
+	tag   string
+	attrs [][2]string // the record's fields besides log
+	buf   []byte
+	line  []byte
+}
+
+func newForwardEncoder(mode string, seed uint64) *forwardEncoder {
+	e := &forwardEncoder{mode: mode, gen: loadgen.NewPino(seed)}
+	if mode == forwardMessage {
+		e.tag = "docker.api"
+		e.attrs = [][2]string{{"container_id", "4f3a2b9c1d7e"}, {"container_name", "/api"}, {"source", "stdout"}}
+	} else {
+		e.tag = "api-firelens-4f3a2b9c1d7e4b1f"
+		e.attrs = [][2]string{{"container_id", "4f3a2b9c1d7e"}, {"container_name", "api"}, {"source", "stdout"},
+			{"ecs_cluster", "prod"}, {"ecs_task_arn", "arn:aws:ecs:eu-west-1:123456789012:task/prod/4f3a2b9c1d7e4b1f"},
+			{"ecs_task_definition", "api:42"}}
+	}
+	return e
+}
+
+// frame encodes one frame stamped now; it is valid until the next call.
+func (e *forwardEncoder) frame(now time.Time) ([]byte, int) {
+	b := e.buf[:0]
+	lines := 1
+	if e.mode == forwardMessage {
+		b = msgp.AppendArrayHeader(b, 3)
+		b = msgp.AppendString(b, e.tag)
+		b = e.entry(b, now, false)
+	} else {
+		lines = forwardBatchLines
+		b = msgp.AppendArrayHeader(b, 2)
+		b = msgp.AppendString(b, e.tag)
+		b = msgp.AppendArrayHeader(b, uint32(lines))
+		for range lines {
+			b = e.entry(b, now, true)
+		}
+	}
+	e.buf = b
+	return b, lines
+}
+
+// entry appends time and record, as an [time, record] array when wrapped.
+func (e *forwardEncoder) entry(b []byte, now time.Time, wrapped bool) []byte {
+	if wrapped {
+		b = msgp.AppendArrayHeader(b, 2)
+	}
+	// EventTime: extension type 0, seconds and nanoseconds big-endian.
+	b = append(b, 0xd7, 0x00)
+	b = binary.BigEndian.AppendUint32(b, uint32(now.Unix()))
+	b = binary.BigEndian.AppendUint32(b, uint32(now.Nanosecond()))
+	b = msgp.AppendMapHeader(b, uint32(len(e.attrs)+1))
+	for _, a := range e.attrs {
+		b = msgp.AppendString(b, a[0])
+		b = msgp.AppendString(b, a[1])
+	}
+	e.line = e.gen.Append(e.line[:0], now)
+	b = msgp.AppendString(b, "log")
+	return msgp.AppendStringFromBytes(b, e.line[:len(e.line)-1])
+}
+
+// preEncoded is 4,096 lines' worth of distinct frames, so that the
+// collector's compression cannot profit from repetition much more than in
+// production, and the lines per frame.
+func (e *forwardEncoder) preEncoded(now time.Time) ([][]byte, int) {
+	var frames [][]byte
+	lines := 0
+	for total := 0; total < 4096; total += lines {
+		var f []byte
+		f, lines = e.frame(now)
+		frames = append(frames, append([]byte(nil), f...))
+	}
+	return frames, lines
 }
 
 // requestsPerExport is how many requests' spans one export carries: 56

@@ -208,7 +208,7 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 			return err
 		}
 	}
-	if in.logs == inputForward {
+	if in.logs == inputForward || in.logs == inputForwardBatch {
 		if err := waitListening(fmt.Sprintf("127.0.0.1:%d", env.forwardPort), 10*time.Second); err != nil {
 			return err
 		}

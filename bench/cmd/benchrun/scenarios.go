@@ -15,7 +15,10 @@ const (
 	inputStdin    = "stdin"     // pino lines on the collector's stdin
 	inputFileJSON = "file-json" // pino lines appended to a file
 	inputFileCRI  = "file-cri"  // pino lines in CRI framing appended to a file
-	inputForward  = "forward"   // Fluent Forward, docker fluentd driver style
+	inputForward  = "forward"   // Fluent Forward, docker fluentd driver style (message mode)
+	// inputForwardBatch is Fluent Forward as FireLens sends it (forward
+	// mode, small batches).
+	inputForwardBatch = "forward-batch"
 )
 
 // inputs is what one collector receives in a scenario.
@@ -94,7 +97,13 @@ func scenarios(o options) []scenario {
 			name: "logs-forward", title: "pino logs via Fluent Forward (docker fluentd driver style)",
 			sidecar: inputs{logs: inputForward}, baseline: inputs{logs: inputForward},
 			needs: []string{"stdout"}, fixedRate: o.logRate, load: loadLogs,
-			note: "Baseline: fluent_forward; it cannot parse the JSON in `log` (no operators, transform is unavailable), so it does less work.",
+			note: "Baseline: fluent_forward; it cannot parse the JSON in `log` (no operators, transform is unavailable), so it does less work. The generator writes frames it encoded ahead (at max rate, before the run) over 4 connections.",
+		},
+		{
+			name: "logs-forward-batch", title: "pino logs via Fluent Forward (FireLens style: forward mode, 16 lines per frame)",
+			sidecar: inputs{logs: inputForwardBatch}, baseline: inputs{logs: inputForwardBatch},
+			needs: []string{"stdout"}, fixedRate: o.logRate, load: loadLogs,
+			note: "As logs-forward, with Fluent Bit's forward output's frames: [tag, [[time, record], ...]] with ECS fields in each record.",
 		},
 		{
 			name: "mixed", title: "a 10k req/s service: 2 log lines and 9 spans per request",
@@ -122,7 +131,9 @@ func loadLogs(ctx context.Context, env *runEnv, in inputs, rate int, sent *atomi
 		}
 		return writeLines(ctx, f, env, rate, frame, sent)
 	case inputForward:
-		return feedForward(ctx, env, rate, sent)
+		return feedForward(ctx, env, forwardMessage, rate, sent)
+	case inputForwardBatch:
+		return feedForward(ctx, env, forwardBatch, rate, sent)
 	}
 	return nil
 }

@@ -123,7 +123,7 @@ func filtered(td ptrace.Traces, keep func(int) bool) ptrace.Traces {
 
 func seeds(tb testing.TB) [][]byte {
 	var out [][]byte
-	for _, td := range []ptrace.Traces{loadgen.NewSpans(1).Requests(3, time.Unix(1_700_000_000, 0)), everyField()} {
+	for _, td := range []ptrace.Traces{loadgen.NewSpans(1).Requests(1, time.Unix(1_700_000_000, 0)), everyField()} {
 		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
 		if err != nil {
 			tb.Fatal(err)
