@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/sidecarhq/sidecar/internal/jsontext"
 	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
@@ -24,6 +25,11 @@ func (r *stdoutReceiver) readSpans(req []byte) (ptrace.Traces, int, bool, error)
 	out, n, err := r.filter.FilterTracesJSON(context.Background(), (*buf)[:0], req)
 	switch {
 	case errors.Is(err, presample.ErrUndecided):
+		// pdata reads no further than the object; ReadSpans must reject
+		// anything after it.
+		if end, ok := jsontext.ValueEnd(req, jsontext.SkipSpace(req, 0)); !ok || jsontext.SkipSpace(req, end) != len(req) {
+			return ptrace.Traces{}, 0, false, errNotOneObject
+		}
 		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(req)
 		if err != nil {
 			return td, 0, false, err
@@ -39,6 +45,8 @@ func (r *stdoutReceiver) readSpans(req []byte) (ptrace.Traces, int, bool, error)
 	}
 	return pr.Traces(), n, true, nil
 }
+
+var errNotOneObject = errors.New("span line: not one JSON object")
 
 // filtered pools readSpans' buffers, up to maxPooledFiltered bytes each so
 // that a rare huge line is not pinned.

@@ -2,6 +2,8 @@ package stdoutreceiver
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -29,6 +31,9 @@ func (f *dropFilter) FilterTraces(_ context.Context, dst, req []byte) ([]byte, i
 }
 
 func (f *dropFilter) FilterTracesJSON(_ context.Context, dst, req []byte) ([]byte, int, error) {
+	if !json.Valid(req) { // as the sampler's reader, unlike pdata's
+		return nil, 0, errors.New("not JSON")
+	}
 	r := ptraceotlp.NewExportRequest()
 	if err := r.UnmarshalJSON(req); err != nil {
 		return nil, 0, err
@@ -73,7 +78,8 @@ func TestSpanLinesPresampled(t *testing.T) {
 		unregister := presample.Register(id, f)
 		cfg := stdinConfig(true)
 		cfg.SamplingProcessor = &id
-		input := spanLineOf(t, "a", "drop") + "\n" + spanLineOf(t, "drop") + "\n" + `{"msg":"log"}` + "\n"
+		input := spanLineOf(t, "a", "drop") + "\n" + spanLineOf(t, "drop") + "\n" + `{"msg":"log"}` + "\n" +
+			spanLineOf(t, "a") + " not JSON\n" // a log line, not a span line
 		logs, traces := new(consumertest.LogsSink), new(consumertest.TracesSink)
 		s := startReceiver(t, cfg, strings.NewReader(input), logs, traces)
 		<-s.eof
@@ -101,8 +107,8 @@ func TestSpanLinesPresampled(t *testing.T) {
 				t.Errorf("undecided=%v: Decided(ctx) = %v, want %v", undecided, got, wantDecided)
 			}
 		}
-		if n := logs.LogRecordCount(); n != 1 {
-			t.Errorf("undecided=%v: %d log records, want the 1 log line", undecided, n)
+		if n := logs.LogRecordCount(); n != 2 {
+			t.Errorf("undecided=%v: %d log records, want the 2 log lines", undecided, n)
 		}
 	}
 }

@@ -72,6 +72,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/sidecarhq/sidecar/internal/jsontext"
 	"github.com/sidecarhq/sidecar/internal/loglevel"
 	"github.com/sidecarhq/sidecar/internal/rawevent"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
@@ -94,7 +95,9 @@ type Options struct {
 	// ReadSpans reads a span line's request object into the spans to send
 	// on and the number the line held: a sampler's pre-sampling keeps only
 	// some (decided is then true; see sampling/presample). An error or no
-	// span leaves the line a log. nil reads every span with pdata.
+	// span leaves the line a log. nil reads every span with pdata. It must
+	// reject text that is not exactly one JSON object (whitespace around it
+	// aside): a line starting `{"resourceSpans"` goes to it unscanned.
 	ReadSpans func(req []byte) (td ptrace.Traces, spans int, decided bool, err error)
 }
 
@@ -219,9 +222,19 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 			obj = d.closed
 		}
 	}
+	// A line that starts as a span request (encoders write resourceSpans
+	// first) goes to ReadSpans at once: it validates what it reads (pdata's
+	// reader, the default, does not look past the object), so scanning the
+	// line first would read it twice.
+	spansTried := d.opts.Traces && d.opts.ReadSpans != nil && !l.Truncated && startsSpanRequest(data)
+	if spansTried && d.spanLine(data, out, resource) {
+		out.Stats.SpanLines++
+		return
+	}
 	if scanObject(obj, &d.obj) {
 		data = obj
-		if d.opts.Traces && !l.Truncated && d.obj.has(keyResourceSpans) && d.spanLine(data, out, resource) {
+		if d.opts.Traces && !l.Truncated && !spansTried && d.obj.has(keyResourceSpans) &&
+			d.spanLine(data[d.obj.start:d.obj.end], out, resource) {
 			out.Stats.SpanLines++
 			return
 		}
@@ -241,12 +254,12 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 }
 
 // spanLine decodes an OTLP/JSON ExportTraceServiceRequest into out.Traces.
-func (d *Decoder) spanLine(data []byte, out *Output, resource []stream.Attr) bool {
+func (d *Decoder) spanLine(req []byte, out *Output, resource []stream.Attr) bool {
 	read := d.opts.ReadSpans
 	if read == nil {
 		read = readSpans
 	}
-	td, n, decided, err := read(data[d.obj.start:d.obj.end])
+	td, n, decided, err := read(req)
 	if err != nil || n == 0 {
 		return false // kept as a log line: a request without spans carries nothing else
 	}
@@ -266,6 +279,16 @@ func (d *Decoder) spanLine(data []byte, out *Output, resource []stream.Attr) boo
 	}
 	rss.MoveAndAppendTo(out.Traces.ResourceSpans())
 	return true
+}
+
+// startsSpanRequest reports whether line starts as `{"resourceSpans"`.
+func startsSpanRequest(line []byte) bool {
+	i := jsontext.SkipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return false
+	}
+	i = jsontext.SkipSpace(line, i+1)
+	return bytes.HasPrefix(line[i:], []byte(`"resourceSpans"`))
 }
 
 // readSpans is ReadSpans without a sampler: every span, as pdata reads it.
