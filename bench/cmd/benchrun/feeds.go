@@ -40,19 +40,26 @@ type lineFrame func(dst []byte, t time.Time, line []byte) []byte
 
 func plainLine(dst []byte, _ time.Time, line []byte) []byte { return append(dst, line...) }
 
+// blockLines is how many lines a max-rate writer's block holds.
+const blockLines = 20_000
+
+// lineBlock is blockLines lines of gen framed by frame, stamped now.
+func lineBlock(gen *loadgen.Pino, frame lineFrame, now time.Time) []byte {
+	var block, line []byte
+	for range blockLines {
+		line = gen.Append(line[:0], now)
+		block = frame(block, now, line)
+	}
+	return block
+}
+
 // writeLines writes pino lines to w, paced at rate or as fast as possible.
 func writeLines(ctx context.Context, w io.Writer, env *runEnv, rate int, frame lineFrame, sent *atomic.Int64) error {
 	gen := loadgen.NewPino(1)
 	if rate == 0 {
 		// A pre-built block keeps the generator's cost out of the way; its
 		// timestamps are stale, which only matters for latency (not measured here).
-		const blockLines = 20_000
-		var block, line []byte
-		now := time.Now()
-		for range blockLines {
-			line = gen.Append(line[:0], now)
-			block = frame(block, now, line)
-		}
+		block := lineBlock(gen, frame, time.Now())
 		for ctx.Err() == nil {
 			if sent.Load()-env.sunk() > maxBacklog {
 				time.Sleep(time.Millisecond)

@@ -110,6 +110,14 @@ func run(o options) error {
 				}
 			}
 		}
+		if sc.name == "logs-stdin" {
+			r := zstdFloor(o)
+			fmt.Fprintf(os.Stderr, "== logs-stdin / %s\n   %s%s\n", collZstd, r.summary(), r.Skipped)
+			results = append(results, r)
+			if err := save(); err != nil {
+				return err
+			}
+		}
 	}
 	return writeReport(o, info, results)
 }

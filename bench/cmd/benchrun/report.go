@@ -77,6 +77,14 @@ func writeReport(o options, run runInfo, results []result) error {
 		goal("≥ 300,000 pino lines/s on one core end to end (stdin), per CPU-second", fmt.Sprintf("%.0f lines per CPU-second", s.PerCPUSecond), s.PerCPUSecond >= 300_000, true)
 		goal("the same, wall clock on the shared pinned core", fmt.Sprintf("%.0f lines/s", s.Throughput), s.Throughput >= 300_000, true)
 	}
+	if s, ok := get("logs-stdin", collSidecar, phaseMax); ok {
+		goal("stdin: ≥ 1,000,000 pino lines per CPU-second", fmt.Sprintf("%.0f lines per CPU-second", s.PerCPUSecond), s.PerCPUSecond >= 1_000_000, true)
+		if z, ok := get("logs-stdin", collZstd, phaseMax); ok && z.CPUPerMillion > 0 {
+			ratio := s.CPUPerMillion / z.CPUPerMillion
+			goal("stdin: within 3x of `zstd -1 -T1` on the same bytes (the compression floor)",
+				fmt.Sprintf("%.1fx (%.2f vs %.2f CPU s per million lines)", ratio, s.CPUPerMillion, z.CPUPerMillion), ratio <= 3, true)
+		}
+	}
 	for _, sc := range []string{"spans-http", "spans-grpc"} {
 		cpuGoal("span path with sampling ≥ 2x less CPU per span ("+sc+")", sc, "spans", 2)
 	}
