@@ -455,7 +455,7 @@ func (t *transcoder) element(first *bool) bool {
 // is moved if its length's varint needs another size: reserve is the size
 // that message usually needs, so that moving is rare.
 func (t *transcoder) message(num protowire.Number, reserve int, msg func(*transcoder)) {
-	t.out = protowire.AppendTag(t.out, num, protowire.BytesType)
+	t.out = appendTag(t.out, num, protowire.BytesType)
 	for range reserve {
 		t.out = append(t.out, 0)
 	}
@@ -470,6 +470,21 @@ func (t *transcoder) message(num protowire.Number, reserve int, msg func(*transc
 		t.out = t.out[:start-reserve+k+n]
 	}
 	putVarint(t.out[start-reserve:], uint64(n))
+}
+
+// appendVarint is protowire.AppendVarint with the one-byte case inlined:
+// most tags and lengths here are below 128.
+func appendVarint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return protowire.AppendVarint(b, v)
+}
+
+// appendTag appends a field's tag; every field number here is below 16, or
+// 1000.
+func appendTag(b []byte, num protowire.Number, typ protowire.Type) []byte {
+	return appendVarint(b, uint64(num)<<3|uint64(typ))
 }
 
 // putVarint writes v's varint at the start of b, which has room for it.
@@ -525,12 +540,13 @@ func (t *transcoder) str(num protowire.Number) {
 	raw, escaped, ok := t.stringValue()
 	switch {
 	case ok && !escaped:
-		t.out = protowire.AppendTag(t.out, num, protowire.BytesType)
-		t.out = protowire.AppendBytes(t.out, raw[1:len(raw)-1])
+		t.out = appendTag(t.out, num, protowire.BytesType)
+		t.out = appendVarint(t.out, uint64(len(raw)-2))
+		t.out = append(t.out, raw[1:len(raw)-1]...)
 	case ok:
 		t.message(num, 1, func(t *transcoder) { t.out, _ = jsontext.AppendString(t.out, raw) })
 	case t.literal("null"):
-		t.out = protowire.AppendTag(t.out, num, protowire.BytesType)
+		t.out = appendTag(t.out, num, protowire.BytesType)
 		t.out = append(t.out, 0)
 	default:
 		t.fail("expected a string")
@@ -567,12 +583,12 @@ func (t *transcoder) id(num protowire.Number, size int) {
 	case !ok:
 		t.fail("expected a hex id")
 	case len(s) == 0:
-		t.out = protowire.AppendTag(t.out, num, protowire.BytesType)
+		t.out = appendTag(t.out, num, protowire.BytesType)
 		t.out = append(t.out, 0)
 	case len(s) != 2*size:
 		t.fail("id of the wrong length")
 	default:
-		t.out = protowire.AppendTag(t.out, num, protowire.BytesType)
+		t.out = appendTag(t.out, num, protowire.BytesType)
 		t.out = append(t.out, byte(size))
 		n := len(t.out)
 		t.out = append(t.out, make([]byte, size)...)
@@ -597,7 +613,7 @@ func (t *transcoder) bytes(num protowire.Number) {
 		t.fail("bad base64")
 		return
 	}
-	t.out = protowire.AppendTag(t.out, num, protowire.BytesType)
+	t.out = appendTag(t.out, num, protowire.BytesType)
 	t.out = protowire.AppendBytes(t.out, t.raw[:n])
 }
 
@@ -631,11 +647,30 @@ func (t *transcoder) parseUint(bits int) uint64 {
 		t.fail("expected an unsigned integer")
 		return 0
 	}
+	if v, ok := shortDecimal(s); ok && bits == 64 {
+		return v // nanosecond timestamps, most of the numbers here
+	}
 	v, err := strconv.ParseUint(s, 10, bits)
 	if err != nil {
 		t.fail("bad unsigned integer")
 	}
 	return v
+}
+
+// shortDecimal parses 1 to 19 decimal digits, which cannot overflow 64 bits.
+func shortDecimal(s string) (uint64, bool) {
+	if len(s) == 0 || len(s) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		v = v*10 + uint64(d)
+	}
+	return v, true
 }
 
 func (t *transcoder) parseInt(bits int) int64 {
@@ -653,31 +688,31 @@ func (t *transcoder) parseInt(bits int) int64 {
 
 func (t *transcoder) uint32(num protowire.Number) {
 	v := t.parseUint(32)
-	t.out = protowire.AppendTag(t.out, num, protowire.VarintType)
-	t.out = protowire.AppendVarint(t.out, v)
+	t.out = appendTag(t.out, num, protowire.VarintType)
+	t.out = appendVarint(t.out, v)
 }
 
 func (t *transcoder) int32(num protowire.Number) {
 	v := t.parseInt(32)
-	t.out = protowire.AppendTag(t.out, num, protowire.VarintType)
-	t.out = protowire.AppendVarint(t.out, uint64(v))
+	t.out = appendTag(t.out, num, protowire.VarintType)
+	t.out = appendVarint(t.out, uint64(v))
 }
 
 func (t *transcoder) int64(num protowire.Number) {
 	v := t.parseInt(64)
-	t.out = protowire.AppendTag(t.out, num, protowire.VarintType)
-	t.out = protowire.AppendVarint(t.out, uint64(v))
+	t.out = appendTag(t.out, num, protowire.VarintType)
+	t.out = appendVarint(t.out, uint64(v))
 }
 
 func (t *transcoder) fixed64(num protowire.Number) {
 	v := t.parseUint(64)
-	t.out = protowire.AppendTag(t.out, num, protowire.Fixed64Type)
+	t.out = appendTag(t.out, num, protowire.Fixed64Type)
 	t.out = protowire.AppendFixed64(t.out, v)
 }
 
 func (t *transcoder) fixed32(num protowire.Number) {
 	v := t.parseUint(32)
-	t.out = protowire.AppendTag(t.out, num, protowire.Fixed32Type)
+	t.out = appendTag(t.out, num, protowire.Fixed32Type)
 	t.out = protowire.AppendFixed32(t.out, uint32(v))
 }
 
@@ -691,7 +726,7 @@ func (t *transcoder) double(num protowire.Number) {
 	if err != nil {
 		t.fail("bad number")
 	}
-	t.out = protowire.AppendTag(t.out, num, protowire.Fixed64Type)
+	t.out = appendTag(t.out, num, protowire.Fixed64Type)
 	t.out = protowire.AppendFixed64(t.out, math.Float64bits(v))
 }
 
@@ -708,8 +743,8 @@ func (t *transcoder) bool(num protowire.Number) {
 		t.fail("expected true or false")
 		return
 	}
-	t.out = protowire.AppendTag(t.out, num, protowire.VarintType)
-	t.out = protowire.AppendVarint(t.out, v)
+	t.out = appendTag(t.out, num, protowire.VarintType)
+	t.out = appendVarint(t.out, v)
 }
 
 // enum writes an enum given as an integer or as one of names.
@@ -729,8 +764,8 @@ func (t *transcoder) enum(num protowire.Number, names map[string]int32) {
 	} else {
 		v = t.parseInt(32)
 	}
-	t.out = protowire.AppendTag(t.out, num, protowire.VarintType)
-	t.out = protowire.AppendVarint(t.out, uint64(v))
+	t.out = appendTag(t.out, num, protowire.VarintType)
+	t.out = appendVarint(t.out, uint64(v))
 }
 
 // view returns b as a string without copying it.
