@@ -179,6 +179,12 @@ func forwardConn(ctx context.Context, env *runEnv, mode string, rate int, seed u
 					return err
 				}
 				mine += int64(lines)
+				// docker's driver writes each message as it comes.
+				if mode == forwardMessage {
+					if err := w.Flush(); err != nil {
+						return err
+					}
+				}
 			}
 			if err := w.Flush(); err != nil {
 				return err
