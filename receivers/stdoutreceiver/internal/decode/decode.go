@@ -173,6 +173,9 @@ func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) 
 	// forward client sends a few lines at a time) pinned hundreds of KB.
 	n := 0
 	for i := range b.Lines {
+		if d.spansFirst(&b.Lines[i]) {
+			continue // a span line is not a body: leaving it out saves allocating as much again
+		}
 		n += len(b.Lines[i].Data)
 	}
 	d.buf = make([]byte, 0, n+n/4+128*len(b.Lines))
@@ -226,7 +229,7 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 	// first) goes to ReadSpans at once: it validates what it reads (pdata's
 	// reader, the default, does not look past the object), so scanning the
 	// line first would read it twice.
-	spansTried := d.opts.Traces && d.opts.ReadSpans != nil && !l.Truncated && startsSpanRequest(data)
+	spansTried := d.spansFirst(l)
 	if spansTried && d.spanLine(data, out, resource) {
 		out.Stats.SpanLines++
 		return
@@ -279,6 +282,11 @@ func (d *Decoder) spanLine(req []byte, out *Output, resource []stream.Attr) bool
 	}
 	rss.MoveAndAppendTo(out.Traces.ResourceSpans())
 	return true
+}
+
+// spansFirst reports whether l goes to ReadSpans before it is scanned.
+func (d *Decoder) spansFirst(l *stream.Line) bool {
+	return d.opts.Traces && d.opts.ReadSpans != nil && !l.Truncated && startsSpanRequest(l.Data)
 }
 
 // startsSpanRequest reports whether line starts as `{"resourceSpans"`.
