@@ -123,9 +123,11 @@ func writeStatus(w http.ResponseWriter, enc encoding, code int, s *status.Status
 			w.Header().Set("Retry-After", strconv.FormatInt(int64(ri.GetRetryDelay().AsDuration()/time.Second), 10))
 		}
 	}
-	msg, err := enc.marshalStatus(s.Proto())
-	if err != nil {
-		writeResponse(w, jsonContentType, http.StatusInternalServerError, []byte(`{"code": 13, "message": "failed to marshal error message"}`))
+	st := s.Proto()
+	st.Message = strings.ToValidUTF8(st.Message, "\uFFFD") // protojson refuses invalid UTF-8
+	msg, err := enc.marshalStatus(st)
+	if err != nil { // cannot happen with valid UTF-8; the code still holds
+		writeText(w, code, http.StatusText(code))
 		return
 	}
 	writeResponse(w, enc.contentType(), code, msg)

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"slices"
@@ -355,4 +356,65 @@ func TestSharedInstance(t *testing.T) {
 	if again := start(t, cfg, sinks{traces: traces}); again.otlpReceiver == r.otlpReceiver {
 		t.Error("shutdown must forget the instance")
 	}
+}
+
+// Garbage, truncated and oversized bodies, as JSON and as protobuf, with and
+// without pre-sampling: 400 (or 413) with a message that does not echo the
+// body, never a 5xx, which would make the client send the same bytes again;
+// a well-formed client is still served afterwards.
+func TestMalformedBodiesAre400WithoutEchoAndWellFormedStillServed(t *testing.T) {
+	garbage := make([]byte, 2048)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range garbage {
+		garbage[i] = byte(rng.UintN(256))
+	}
+	const marker = "ECHO-MARKER"
+	valid := tracesJSON(t, traces("a", "b"))
+	bodies := map[string][]byte{
+		"random bytes":            garbage,
+		"marked garbage":          append([]byte(`{"resourceSpans":[{"`+marker), garbage[:64]...),
+		"truncated JSON":          valid[:len(valid)/2],
+		"truncated protobuf":      tracesProto(t, traces("a", "b"))[:20],
+		"JSON of the wrong shape": []byte(`{"resourceSpans": 7, "` + marker + `": true}`),
+	}
+	run := func(t *testing.T, r testReceiver, sink *consumertest.TracesSink, bodyLimit bool) {
+		url := r.httpURL(tracesPath)
+		for name, body := range bodies {
+			for _, ct := range []string{jsonContentType, protoContentType} {
+				resp, b := post(t, url, ct, body)
+				// Some of these bytes are a valid (empty) protobuf message:
+				// 200 is right for them; anything else must be 400.
+				if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusBadRequest ||
+					name == "random bytes" && resp.StatusCode != http.StatusBadRequest {
+					t.Errorf("%s as %s: %d %q, want 400", name, ct, resp.StatusCode, b)
+				}
+				if bytes.Contains(b, []byte(marker)) || bytes.Contains(b, garbage[:16]) {
+					t.Errorf("%s as %s: the answer echoes the body: %q", name, ct, b)
+				}
+				if resp.StatusCode == http.StatusBadRequest {
+					statusOf(t, resp, b) // a well-formed google.rpc.Status
+				}
+			}
+		}
+		if bodyLimit {
+			resp, b := post(t, url, protoContentType, make([]byte, 64<<10))
+			if resp.StatusCode != http.StatusRequestEntityTooLarge {
+				t.Errorf("oversized: %d %q, want 413", resp.StatusCode, b)
+			}
+		}
+		before := sink.SpanCount()
+		if resp, b := post(t, url, jsonContentType, valid); resp.StatusCode != http.StatusOK || sink.SpanCount() != before+2 {
+			t.Errorf("a well-formed request after the garbage: %d %q, %d spans", resp.StatusCode, b, sink.SpanCount()-before)
+		}
+	}
+	t.Run("decoded", func(t *testing.T) {
+		cfg := testConfig(t)
+		cfg.Protocols.HTTP.Get().MaxRequestBodySize = 32 << 10
+		sink := new(consumertest.TracesSink)
+		run(t, start(t, cfg, sinks{traces: sink}), sink, true)
+	})
+	t.Run("presampled", func(t *testing.T) {
+		r, sink := presampled(t, &dropFilter{})
+		run(t, r, sink, false)
+	})
 }

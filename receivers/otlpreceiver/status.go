@@ -16,13 +16,18 @@ type malformedError struct{ err error }
 func (e malformedError) Error() string { return "malformed request: " + e.err.Error() }
 func (e malformedError) Unwrap() error { return e.err }
 
+// malformedMessage is what a client is told about a body it cannot have
+// meant: the decoder's own message quotes the body's bytes, which may be
+// anything (not UTF-8, or data the client did not mean to echo back).
+const malformedMessage = "malformed request: the body is not an OTLP export request in the encoding its Content-Type names"
+
 // errorStatus is the status a client gets for err, as from the stock
 // receiver (v0.165.0): a status error passes through, a permanent pipeline
 // error is Internal (it is not the client's fault), any other pipeline
 // error is Unavailable, so the client retries.
 func errorStatus(err error) *status.Status {
 	if errors.As(err, new(malformedError)) {
-		return status.New(codes.InvalidArgument, err.Error())
+		return status.New(codes.InvalidArgument, malformedMessage)
 	}
 	if s, ok := status.FromError(err); ok {
 		return s
