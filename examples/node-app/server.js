@@ -53,7 +53,10 @@ server.listen(Number(process.env.PORT || 3000), '127.0.0.1', () => {
 
 async function stop() {
   server.close();
-  await provider.shutdown(); // exports the spans still batched
+  // Exports the spans still batched; an exporter that fails (OTLP's
+  // "Concurrent export limit reached" behind a slow receiver) must not keep
+  // the app from exiting.
+  await provider.shutdown().catch((err) => logger.error({ err }, 'exporting the last spans failed'));
   redis.disconnect();
   blocking.disconnect();
   logger.info({ droppedSpans: exporter.droppedSpans }, 'stopped');
