@@ -82,7 +82,16 @@ func createLogs(ctx context.Context, set processor.Settings, cfg component.Confi
 		s.logsNext = next
 	}
 	s.mu.Unlock()
+	// Nothing orders this pipeline's next consumer after the traces
+	// pipeline's processor: when the exporter is one instance per signal
+	// (otlp_http), the logs one may stop before the shared instance's last
+	// Shutdown emits the final summaries. So they go out here, while the
+	// logs pipeline still runs; the instance's Shutdown emits what follows.
+	shutdown := func(ctx context.Context) error {
+		s.flushSummaries(ctx)
+		return sh.Shutdown(ctx)
+	}
 	return processorhelper.NewLogs(ctx, set, cfg, next, s.processLogs,
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
-		processorhelper.WithStart(sh.Start), processorhelper.WithShutdown(sh.Shutdown))
+		processorhelper.WithStart(sh.Start), processorhelper.WithShutdown(shutdown))
 }
