@@ -3,8 +3,10 @@
 // one listener or one reader, as the collector's internal sharedcomponent
 // package does for core components; other modules cannot import that one.
 // Instances are keyed by their *Config, which the collector creates once per
-// component ID. A Counted instance, in addition, starts with the first of
-// its pipelines and shuts down with the last.
+// component ID. Join connects each pipeline to an instance that embeds
+// Member (a receiver), which leaves the Map when it shuts down. A Counted
+// instance, in addition, starts with the first of its pipelines and shuts
+// down with the last.
 package sharedinstance
 
 import "sync"

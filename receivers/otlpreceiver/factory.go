@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/sidecarhq/sidecar/internal/sharedinstance"
 	"github.com/sidecarhq/sidecar/receivers/otlpreceiver/internal/metadata"
 )
 
@@ -20,28 +21,22 @@ func NewFactory() receiver.Factory {
 }
 
 func createTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
-	r, err := shared(set, cfg.(*Config))
-	if err != nil {
-		return nil, err
-	}
-	r.nextTraces = next
-	return r, nil
+	return shared(set, cfg, func(r *otlpReceiver) { r.nextTraces = next })
 }
 
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
-	r, err := shared(set, cfg.(*Config))
-	if err != nil {
-		return nil, err
-	}
-	r.nextMetrics = next
-	return r, nil
+	return shared(set, cfg, func(r *otlpReceiver) { r.nextMetrics = next })
 }
 
 func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-	r, err := shared(set, cfg.(*Config))
-	if err != nil {
-		return nil, err
-	}
-	r.nextLogs = next
-	return r, nil
+	return shared(set, cfg, func(r *otlpReceiver) { r.nextLogs = next })
+}
+
+// instances holds one receiver per config, serving every pipeline it is in.
+var instances sharedinstance.Map[Config, *otlpReceiver]
+
+// shared returns cfg's receiver, with join connecting one more pipeline.
+func shared(set receiver.Settings, cfg component.Config, join func(*otlpReceiver)) (component.Component, error) {
+	c := cfg.(*Config)
+	return sharedinstance.Join(&instances, c, func() (*otlpReceiver, error) { return newReceiver(set, c) }, join)
 }

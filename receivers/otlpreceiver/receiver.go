@@ -19,11 +19,14 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"github.com/sidecarhq/sidecar/internal/sharedinstance"
 	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
 type otlpReceiver struct {
+	sharedinstance.Member // one instance serves all its pipelines
+
 	cfg         *Config
 	set         receiver.Settings
 	nextTraces  consumer.Traces // nil when no traces pipeline uses the receiver
@@ -34,7 +37,6 @@ type otlpReceiver struct {
 	identity []workload.Attr
 	obsGRPC  *receiverhelper.ObsReport
 	obsHTTP  *receiverhelper.ObsReport
-	release  func() // forgets the shared instance
 
 	// filter decides protobuf trace requests; set in Start, before any
 	// request is served, when sampling_processor is configured.
@@ -97,9 +99,7 @@ func (r *otlpReceiver) Shutdown(ctx context.Context) error {
 	var err error
 	r.shutdownOnce.Do(func() {
 		err = r.stop(ctx)
-		if r.release != nil {
-			r.release()
-		}
+		r.Release()
 	})
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/sidecarhq/sidecar/internal/sharedinstance"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/metadata"
 )
 
@@ -19,19 +20,18 @@ func NewFactory() receiver.Factory {
 }
 
 func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-	r, err := shared(set, cfg.(*Config))
-	if err != nil {
-		return nil, err
-	}
-	r.logs = next
-	return r, nil
+	return shared(set, cfg, func(r *stdoutReceiver) { r.logs = next })
 }
 
 func createTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
-	r, err := shared(set, cfg.(*Config))
-	if err != nil {
-		return nil, err
-	}
-	r.traces = next
-	return r, nil
+	return shared(set, cfg, func(r *stdoutReceiver) { r.traces = next })
+}
+
+// instances holds one receiver per config, serving every pipeline it is in.
+var instances sharedinstance.Map[Config, *stdoutReceiver]
+
+// shared returns cfg's receiver, with join connecting one more pipeline.
+func shared(set receiver.Settings, cfg component.Config, join func(*stdoutReceiver)) (component.Component, error) {
+	c := cfg.(*Config)
+	return sharedinstance.Join(&instances, c, func() (*stdoutReceiver, error) { return newReceiver(set, c) }, join)
 }

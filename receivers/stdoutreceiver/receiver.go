@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/sidecarhq/sidecar/internal/sharedinstance"
 	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/decode"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
@@ -34,6 +35,8 @@ const (
 )
 
 type stdoutReceiver struct {
+	sharedinstance.Member // one instance serves all its pipelines
+
 	cfg      *Config
 	set      receiver.Settings
 	logs     consumer.Logs   // nil when no logs pipeline uses the receiver
@@ -43,8 +46,7 @@ type stdoutReceiver struct {
 	decoders sync.Pool
 	// filter is the sampling processor's pre-sampling filter that decides
 	// span lines; nil without sampling_processor. Set in Start.
-	filter  presample.Filter
-	release func() // forgets the shared instance
+	filter presample.Filter
 
 	// identity is the workload's (ECS task, Kubernetes pod), and resource
 	// the same as the attributes added to every record's resource; both
@@ -177,9 +179,7 @@ func (r *stdoutReceiver) Shutdown(ctx context.Context) error {
 		if r.storage != nil {
 			errs = append(errs, r.storage.Close(ctx))
 		}
-		if r.release != nil {
-			r.release()
-		}
+		r.Release()
 	})
 	return errors.Join(errs...)
 }
