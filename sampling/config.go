@@ -27,6 +27,9 @@ type Config struct {
 	// TraceIdRatioBasedSampler, Go's TraceIDRatioBased): the weights of
 	// spans that arrive without th are divided by it. Default 1.
 	UpstreamProbability float64 `mapstructure:"upstream_probability"`
+	// Hold bounds the spans a rule would drop that wait for their local
+	// root (see hold.go).
+	Hold HoldConfig `mapstructure:"hold"`
 
 	_ struct{}
 }
@@ -71,6 +74,9 @@ type RuleConfig struct {
 	// UpstreamProbability overrides the processor's upstream_probability
 	// for the spans this rule decides (0: the processor's).
 	UpstreamProbability float64 `mapstructure:"upstream_probability"`
+	// Hold, when false, drops this rule's spans at once instead of holding
+	// them until their local root is seen (default true).
+	Hold *bool `mapstructure:"hold"`
 }
 
 // MatchConfig is a conjunction of conditions; absent conditions match all.
@@ -132,6 +138,12 @@ func (c *Config) Validate() error {
 	}
 	if !validProbability(c.UpstreamProbability) {
 		errs = append(errs, fmt.Errorf("upstream_probability must be in (0, 1], got %v", c.UpstreamProbability))
+	}
+	if c.Hold.Window <= 0 {
+		errs = append(errs, fmt.Errorf("hold.window must be positive, got %v", c.Hold.Window))
+	}
+	if c.Hold.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("hold.max_bytes must not be negative (0 turns holding off), got %d", c.Hold.MaxBytes))
 	}
 	if c.AlwaysKeep.MinDuration < 0 {
 		errs = append(errs, fmt.Errorf("always_keep.min_duration must not be negative, got %v", c.AlwaysKeep.MinDuration))

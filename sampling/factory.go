@@ -31,6 +31,7 @@ func createDefaultConfig() component.Config {
 		Structure:  StructureConfig{RecentParents: 65536},
 
 		UpstreamProbability: 1,
+		Hold:                HoldConfig{Window: defaultHoldWindow, MaxBytes: defaultHoldBytes},
 	}
 }
 
@@ -66,6 +67,12 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 		}
 		return sh.Shutdown(ctx)
 	}
+	s := sh.Instance
+	s.mu.Lock()
+	if s.tracesNext == nil {
+		s.tracesNext = next
+	}
+	s.mu.Unlock()
 	return processorhelper.NewTraces(ctx, set, cfg, next, sh.Instance.processTraces,
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
 		processorhelper.WithStart(start), processorhelper.WithShutdown(shutdown))

@@ -4,8 +4,10 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/sidecarhq/sidecar/sampling/internal/otlpjson"
 	"github.com/sidecarhq/sidecar/sampling/internal/otlpwire"
@@ -27,10 +29,28 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 		return nil, 0, presample.ErrUndecided // nothing to decide
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	now := time.Now()
 	var res spanResource
 	pre := newWireAttrs(s.wireKeys)
-	out, _, total, err := otlpwire.Filter(dst, req, s.noteParent, func(r *otlpwire.Resource, sp *otlpwire.Span) (bool, []byte) {
+	before := s.noteParent
+	if s.hold != nil {
+		s.hold.begin(now)
+		s.capture, s.captKeys = s.capture[:0], s.captKeys[:0]
+		var rootRes spanResource
+		before = func(r *otlpwire.Resource, sp *otlpwire.Span) {
+			s.noteParent(r, sp)
+			if isLocalRoot(pcommon.SpanID(sp.ParentSpanID()).IsEmpty(), ptrace.SpanKind(sp.Kind())) {
+				if r != rootRes.attrs.res {
+					rootRes = newSpanResource(attrSet{res: r})
+				}
+				v := wireSpanView(sp, pre, rootRes)
+				s.noteRootSpan(&v, now)
+			}
+		}
+	}
+	ordinal := -1
+	out, _, total, err := otlpwire.Filter(dst, req, before, func(r *otlpwire.Resource, sp *otlpwire.Span) (bool, []byte) {
+		ordinal++
 		if r != res.attrs.res { // a request's spans come grouped by resource
 			res = newSpanResource(attrSet{res: r})
 		}
@@ -38,6 +58,12 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 		d := s.decideSpan(&v)
 		if d.rule == nil {
 			return true, nil
+		}
+		act, key := s.holdDecision(&v, &d)
+		if act == holdCapture {
+			s.capture = append(s.capture, ordinal)
+			s.captKeys = append(s.captKeys, key)
+			return false, nil
 		}
 		if !d.keep {
 			return false, nil
@@ -48,10 +74,46 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 		}
 		s.extras = otlpwire.AppendDoubleAttr(s.extras, WeightAttribute, d.weight)
 		s.extras = otlpwire.AppendStrAttr(s.extras, RuleAttribute, d.rule.name)
+		if act == holdRescue {
+			s.extras = otlpwire.AppendBoolAttr(s.extras, RescuedAttribute, true)
+		}
 		return true, s.extras
 	})
+	var rescued ptrace.Traces
+	var emit bool
+	if s.hold != nil && err == nil {
+		s.holdRaw(req, now)
+		rescued, emit = s.takeRescued()
+	}
 	s.flushCounts(ctx, signalTraces)
+	s.mu.Unlock()
+	if emit {
+		s.emitRescued(ctx, rescued)
+	}
 	return out, total, err
+}
+
+// holdRaw holds the spans of req that FilterTraces captured.
+func (s *sampler) holdRaw(req []byte, now time.Time) {
+	if len(s.capture) == 0 {
+		return
+	}
+	ordinal, next := -1, 0
+	held, _, _, err := otlpwire.Filter(nil, req, nil, func(*otlpwire.Resource, *otlpwire.Span) (bool, []byte) {
+		ordinal++
+		if next < len(s.capture) && s.capture[next] == ordinal {
+			next++
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil { // req was read once already: cannot happen
+		return
+	}
+	if len(held) > 0 && &held[0] == &req[0] { // every span held: held is req, which the receiver reuses
+		held = slices.Clone(held)
+	}
+	s.hold.add(held, s.captKeys, now)
 }
 
 // FilterTracesJSON implements presample.Filter: the OTLP/JSON request is
@@ -87,7 +149,7 @@ const maxPooledTranscode = 4 << 20
 
 // noteParent records a span's parent as recently seen, for every span of a
 // request before any is decided (see processTraces).
-func (s *sampler) noteParent(sp *otlpwire.Span) {
+func (s *sampler) noteParent(_ *otlpwire.Resource, sp *otlpwire.Span) {
 	if p := pcommon.SpanID(sp.ParentSpanID()); !p.IsEmpty() {
 		s.parents.add(parentKey(pcommon.TraceID(sp.TraceID()), p))
 	}

@@ -73,10 +73,12 @@ type rule struct {
 	// upstream is 1/upstream_probability: what a span that arrives without
 	// th stood for before the app sampled it.
 	upstream float64
+	hold     bool // its drops wait for the local root, see hold.go
 	counts   ruleCounts
 }
 
-type ruleCounts struct{ seen, kept, dropped int64 }
+// ruleCounts are a batch's counts; rescued spans are among the dropped.
+type ruleCounts struct{ seen, kept, dropped, rescued int64 }
 
 // sampler is the processor state shared by the traces and logs pipelines of
 // one configured instance.
@@ -88,6 +90,9 @@ type sampler struct {
 	always   keepCond
 	metrics  *selfMetrics
 	logsNext consumer.Logs // summaries go here; nil if in no logs pipeline
+	// tracesNext takes rescued spans of requests that have passed; nil if
+	// in no traces pipeline.
+	tracesNext consumer.Traces
 
 	mu        sync.Mutex // guards everything below and the rules' mutable state
 	parents   *recentParents
@@ -95,6 +100,10 @@ type sampler struct {
 	scratch   []byte   // body decoding buffer, see logView
 	extras    []byte   // fields appended to kept raw spans, see FilterTraces
 	wireKeys  []string // see spanAttrKeys
+	hold      *holder  // nil: holding off
+	pheld     pdataHeld
+	capture   []int     // ordinals of a raw request's spans to hold
+	captKeys  []holdKey // and their traces
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -106,6 +115,7 @@ func newSampler(cfg *Config, set processor.Settings) (*sampler, error) {
 		set:     set,
 		always:  compileKeep(cfg.AlwaysKeep),
 		parents: newRecentParents(cfg.Structure.RecentParents),
+		hold:    newHolder(cfg.Hold),
 	}
 	for i := range cfg.Rules {
 		rc := &cfg.Rules[i]
@@ -118,6 +128,8 @@ func newSampler(cfg *Config, set processor.Settings) (*sampler, error) {
 			r.upstream = 1 / rc.UpstreamProbability
 		}
 		r.liftKind = m.kinds & (1<<uint(ptrace.SpanKindServer) | 1<<uint(ptrace.SpanKindConsumer))
+		// Holding is for rules that drop: on unless the rule says hold: false.
+		r.hold = s.hold != nil && (rc.Hold == nil || *rc.Hold) && (rc.TargetPerSecond > 0 || rc.Probability < 1)
 		if rc.TargetPerSecond > 0 {
 			r.dyn = newDynamicRule(rc)
 		} else {
@@ -164,6 +176,13 @@ func (s *sampler) Shutdown(ctx context.Context) error {
 	close(s.stop)
 	s.wg.Wait()
 	s.stop = nil
+	if s.hold != nil {
+		// No local root will come: held spans are dropped as decided.
+		s.mu.Lock()
+		s.hold.releaseAll()
+		s.flushCounts(ctx, signalTraces)
+		s.mu.Unlock()
+	}
 	s.flushSummaries(ctx)
 	return nil
 }
@@ -243,6 +262,10 @@ func (s *sampler) flushCounts(ctx context.Context, sig signalMask) {
 			s.metrics.record(ctx, r.index, sig, r.counts)
 			r.counts = ruleCounts{}
 		}
+	}
+	if s.hold != nil && s.hold.counts != (holdCounts{}) {
+		s.metrics.recordHold(ctx, s.hold.counts)
+		s.hold.counts = holdCounts{}
 	}
 }
 

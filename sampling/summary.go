@@ -40,6 +40,7 @@ type summaryKey struct {
 type summaryStats struct {
 	key                         summaryKey // as held in the table, see lookup
 	seen, kept, dropped, errors uint64
+	rescued                     uint64  // of the dropped, shipped because their request failed
 	weightSum                   float64 // sum of weights of kept items; estimates seen
 	durSum, durMin, durMax      int64   // nanoseconds, spans only
 	hist                        [len(histBoundsMs) + 1]uint64
@@ -194,6 +195,9 @@ func (t *summaryTable) toLogs(ruleNames []string, end time.Time) plog.Logs {
 		s.PutInt("seen", int64(st.seen))
 		s.PutInt("kept", int64(st.kept))
 		s.PutInt("dropped", int64(st.dropped))
+		if k.signal == signalTraces {
+			s.PutInt("rescued", int64(st.rescued))
+		}
 		s.PutInt("errors", int64(st.errors))
 		s.PutDouble("weight_sum", st.weightSum)
 		if k.signal == signalTraces && st.seen > 0 {

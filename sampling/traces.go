@@ -2,6 +2,7 @@ package sampling
 
 import (
 	"context"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processorhelper"
@@ -82,6 +83,14 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	} else {
 		r.counts.dropped++
 	}
+	stats := s.spanStats(r, v)
+	stats.add(d.keep, v.isError, d.weight)
+	stats.addDuration(dur)
+	return d
+}
+
+// spanStats is the summary group of a span r decided.
+func (s *sampler) spanStats(r *rule, v *spanView) *summaryStats {
 	status := "unset"
 	switch {
 	case v.isError:
@@ -89,10 +98,7 @@ func (s *sampler) decideSpan(v *spanView) decision {
 	case v.statusCode == ptrace.StatusCodeOk:
 		status = "ok"
 	}
-	stats := s.summaries.stats(summaryKey{signal: signalTraces, rule: r.index, service: v.res.service, operation: s.summaries.operation(v.op()), status: status})
-	stats.add(d.keep, v.isError, d.weight)
-	stats.addDuration(dur)
-	return d
+	return s.summaries.stats(summaryKey{signal: signalTraces, rule: r.index, service: v.res.service, operation: s.summaries.operation(v.op()), status: status})
 }
 
 // exempt reports whether sp is kept whatever its randomness: by always_keep,
@@ -151,8 +157,16 @@ func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.T
 		return td, nil
 	}
 	s.mu.Lock()
+	now := time.Now()
+	if s.hold != nil {
+		s.hold.begin(now)
+	}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
+		var res spanResource
+		if s.hold != nil {
+			res = newSpanResource(mapAttrs(rss.At(i).Resource().Attributes()))
+		}
 		sss := rss.At(i).ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
@@ -161,17 +175,30 @@ func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.T
 				if !sp.ParentSpanID().IsEmpty() {
 					s.parents.add(parentKey(sp.TraceID(), sp.ParentSpanID()))
 				}
+				if s.hold != nil && isLocalRoot(sp.ParentSpanID().IsEmpty(), sp.Kind()) {
+					v := pdataSpanView(sp, res)
+					s.noteRootSpan(&v, now)
+				}
 			}
 		}
 	}
+	s.pheld.reset()
+	ri, si := -1, -1
 	rss.RemoveIf(func(rs ptrace.ResourceSpans) bool {
+		ri++
 		res := newSpanResource(mapAttrs(rs.Resource().Attributes()))
 		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
+			si++
 			ss.Spans().RemoveIf(func(sp ptrace.Span) bool {
 				v := pdataSpanView(sp, res)
 				d := s.decideSpan(&v)
 				if d.rule == nil {
 					return false
+				}
+				act, key := s.holdDecision(&v, &d)
+				if act == holdCapture {
+					s.pheld.add(ri, si, rs, ss, sp, key)
+					return true
 				}
 				if !d.keep {
 					return true
@@ -181,14 +208,26 @@ func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.T
 				}
 				sp.Attributes().PutDouble(WeightAttribute, d.weight)
 				sp.Attributes().PutStr(RuleAttribute, d.rule.name)
+				if act == holdRescue {
+					sp.Attributes().PutBool(RescuedAttribute, true)
+				}
 				return false
 			})
 			return ss.Spans().Len() == 0
 		})
 		return rs.ScopeSpans().Len() == 0
 	})
+	var rescued ptrace.Traces
+	var emit bool
+	if s.hold != nil {
+		s.holdPdata(&s.pheld, now)
+		rescued, emit = s.takeRescued()
+	}
 	s.flushCounts(ctx, signalTraces)
 	s.mu.Unlock()
+	if emit {
+		s.emitRescued(ctx, rescued)
+	}
 	if td.ResourceSpans().Len() == 0 {
 		return td, processorhelper.ErrSkipProcessingData
 	}

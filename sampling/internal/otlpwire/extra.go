@@ -105,3 +105,14 @@ func appendWithoutAttrsOf(b, span, extra []byte) []byte {
 	}
 	return b
 }
+
+// AppendBoolAttr appends a Span attribute (field 9) with a bool value to b,
+// replacing the span's own as AppendStrAttr does.
+func AppendBoolAttr(b []byte, key string, val bool) []byte {
+	b = appendKV(b, key, 2)
+	b = appendTag(b, 2, wtVarint)
+	if val {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}

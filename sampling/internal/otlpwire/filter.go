@@ -37,7 +37,7 @@ import (
 //
 // Like pdata, a ResourceSpans' deprecated scope_spans field 1000 is read only
 // when it has no field 2; otherwise those ScopeSpans are dropped.
-func Filter(dst, req []byte, before func(*Span), keep func(*Resource, *Span) (keep bool, extra []byte)) (out []byte, kept, total int, err error) {
+func Filter(dst, req []byte, before func(*Resource, *Span), keep func(*Resource, *Span) (keep bool, extra []byte)) (out []byte, kept, total int, err error) {
 	sc := pool.Get().(*scratch)
 	defer sc.release()
 	if err := sc.parse(req); err != nil {
@@ -45,11 +45,20 @@ func Filter(dst, req []byte, before func(*Span), keep func(*Resource, *Span) (ke
 	}
 	total = len(sc.spans)
 	if before != nil {
-		for i := range sc.spans {
-			s := &sc.spans[i].Span
-			before(s)
-			if s.err != nil {
-				return dst, 0, 0, s.err
+		for ri := range sc.res {
+			r := &sc.res[ri]
+			for ci := r.scopes; ci < r.scopesEnd; ci++ {
+				c := &sc.scopes[ci]
+				for si := c.spans; si < c.spansEnd; si++ {
+					s := &sc.spans[si].Span
+					before(&r.Resource, s)
+					if s.err != nil {
+						return dst, 0, 0, s.err
+					}
+					if r.err != nil {
+						return dst, 0, 0, r.err
+					}
+				}
 			}
 		}
 	}

@@ -241,7 +241,7 @@ func TestAccessors(t *testing.T) {
 	refs := spanRefs(td)
 	req := marshal(t, td)
 	var before, keep int
-	_, kept, total, err := Filter(nil, req, func(s *Span) {
+	_, kept, total, err := Filter(nil, req, func(_ *Resource, s *Span) {
 		checkSpan(t, s, refs[before])
 		before++
 	}, func(r *Resource, s *Span) (bool, []byte) {
@@ -552,7 +552,7 @@ func TestMalformedFoundLazily(t *testing.T) {
 			if (err != nil) != tt.fail {
 				t.Fatalf("err = %v, want failure %v", err, tt.fail)
 			}
-			_, _, _, err = Filter(nil, req, func(s *Span) { tt.look(&Resource{}, s) }, func(*Resource, *Span) (bool, []byte) { return false, nil })
+			_, _, _, err = Filter(nil, req, func(_ *Resource, s *Span) { tt.look(&Resource{}, s) }, func(*Resource, *Span) (bool, []byte) { return false, nil })
 			if (err != nil) != (tt.fail && tt.name != "resource lookup") {
 				t.Fatalf("in before: err = %v", err)
 			}
@@ -617,7 +617,7 @@ func TestNoAllocsPerSpan(t *testing.T) {
 		return true, extra
 	}
 	allocs := testing.AllocsPerRun(20, func() {
-		out, _, _, err := Filter(dst, req, func(s *Span) { s.ParentSpanID() }, keep)
+		out, _, _, err := Filter(dst, req, func(_ *Resource, s *Span) { s.ParentSpanID() }, keep)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func FuzzFilter(f *testing.F) {
 		extra := func(i int) bool { return extras>>(i%8)&1 == 1 }
 		var before, calls int
 		var buf []byte
-		out, kept, total, err := Filter(nil, req, func(s *Span) {
+		out, kept, total, err := Filter(nil, req, func(_ *Resource, s *Span) {
 			if perr == nil && before < len(refs) {
 				checkSpan(t, s, refs[before])
 			}
