@@ -2,7 +2,9 @@ package dirstorage
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
@@ -13,14 +15,32 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 )
 
-// client keeps each key in a file of its own. A write goes to a temporary
-// file that is then renamed over the key's file, so a reader (or the next
-// process, after kill -9) sees the old value or the new one, never a mix.
+// client keeps each key in a file of its own: a header (magic and the
+// value's length) and the value. A new key, or a value too large for one
+// page, goes to a temporary file that is then renamed over the key's file.
+// A small value for a key that exists (the queue's bookkeeping, rewritten
+// for every request) is written over the file in place, header and value in
+// one write within the first page, through a file kept open: creating and
+// renaming a file for each of those writes cost a fifth of the log path's
+// CPU. Either way a reader, or the next process after kill -9, sees the old
+// value or the new one, never a mix (a write within one page is not torn by
+// the process's death; a power loss is fsync's business).
 type client struct {
 	dir   string
 	fsync bool
 	mu    sync.Mutex // one operation or batch at a time, like a transaction
+	open  map[string]*os.File
 }
+
+// File layout: magic, then the value's length (little endian), then the value.
+const (
+	magic      = "ds\x00\x01"
+	headerSize = len(magic) + 4
+	// inPlaceMax is the largest header and value written in place: one page.
+	inPlaceMax = 4096
+	// maxOpen bounds the files kept open for in-place writes.
+	maxOpen = 8
+)
 
 var _ storage.Client = (*client)(nil)
 
@@ -80,7 +100,16 @@ func (c *client) Batch(_ context.Context, ops ...*storage.Operation) error {
 	return nil
 }
 
-func (c *client) Close(context.Context) error { return nil }
+func (c *client) Close(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for key, f := range c.open {
+		errs = append(errs, f.Close())
+		delete(c.open, key)
+	}
+	return errors.Join(errs...)
+}
 
 func (c *client) path(key string) string { return filepath.Join(c.dir, escape(key)) }
 
@@ -89,14 +118,69 @@ func (c *client) get(key string) ([]byte, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < headerSize || string(b[:len(magic)]) != magic {
+		return nil, fmt.Errorf("dir_storage: %s is not a value this extension wrote", c.path(key))
+	}
+	n := int(binary.LittleEndian.Uint32(b[len(magic):headerSize]))
+	if headerSize+n > len(b) {
+		return nil, fmt.Errorf("dir_storage: %s is cut short", c.path(key))
+	}
+	return b[headerSize : headerSize+n], nil
 }
 
 func (c *client) set(key string, value []byte) error {
-	return writeFile(c.path(key), value, c.fsync)
+	record := make([]byte, headerSize, headerSize+len(value))
+	copy(record, magic)
+	binary.LittleEndian.PutUint32(record[len(magic):], uint32(len(value)))
+	record = append(record, value...)
+	if len(record) <= inPlaceMax {
+		if f := c.openExisting(key); f != nil {
+			_, err := f.WriteAt(record, 0)
+			if err == nil && c.fsync {
+				err = f.Sync()
+			}
+			return err
+		}
+	}
+	c.forget(key) // the rename replaces the file an open handle points at
+	return writeFile(c.path(key), record, c.fsync)
+}
+
+// openExisting returns the key's file, kept open, or nil when it does not
+// exist yet.
+func (c *client) openExisting(key string) *os.File {
+	if f := c.open[key]; f != nil {
+		return f
+	}
+	f, err := os.OpenFile(c.path(key), os.O_WRONLY, 0)
+	if err != nil {
+		return nil
+	}
+	if c.open == nil {
+		c.open = map[string]*os.File{}
+	}
+	if len(c.open) >= maxOpen {
+		for k := range c.open {
+			c.forget(k)
+			break
+		}
+	}
+	c.open[key] = f
+	return f
+}
+
+func (c *client) forget(key string) {
+	if f := c.open[key]; f != nil {
+		_ = f.Close()
+		delete(c.open, key)
+	}
 }
 
 func (c *client) delete(key string) error {
+	c.forget(key)
 	err := os.Remove(c.path(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

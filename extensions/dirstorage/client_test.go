@@ -105,3 +105,49 @@ func TestStartFailsClearlyOnUnusableDirectory(t *testing.T) {
 		t.Errorf("error %q does not name the directory %s", err, want)
 	}
 }
+
+// A key rewritten with values of every size (in place when small, renamed
+// when large or new) always reads back as exactly its last value, from the
+// writing client and from the next process.
+func TestRewrittenKeyReadsBackItsLastValue(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := startClient(t, dir, "logs")
+	values := [][]byte{
+		[]byte("a long first value of the bookkeeping key"),
+		[]byte("short"),
+		make([]byte, 10000), // over a page: renamed
+		[]byte("small again, in place over the large file"),
+		{},
+	}
+	for i, v := range values {
+		if err := c.Set(ctx, "qmv0", v); err != nil {
+			t.Fatal(err)
+		}
+		for _, reader := range []storage.Client{c, startClient(t, dir, "logs")} {
+			got, err := reader.Get(ctx, "qmv0")
+			if err != nil || string(got) != string(v) {
+				t.Fatalf("write %d: read %d bytes %q, %v; want %d bytes", i, len(got), got, err, len(v))
+			}
+		}
+	}
+	if err := c.Delete(ctx, "qmv0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "qmv0", []byte("after delete")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := startClient(t, dir, "logs").Get(ctx, "qmv0"); string(got) != "after delete" {
+		t.Fatalf("after delete and set: %q", got)
+	}
+	if err := c.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A file this extension did not write is an error, not a value.
+	if err := os.WriteFile(filepath.Join(c.(*client).dir, "qmv0"), []byte("xx"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, "qmv0"); err == nil {
+		t.Error("a foreign file was read as a value")
+	}
+}
