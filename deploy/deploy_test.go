@@ -238,6 +238,9 @@ func TestBrokenCopiesAreRejected(t *testing.T) {
 		{"k8s/bad-container-name.yaml", checkK8s, `container name "My_App": a lowercase RFC 1123 label`},
 		{"k8s/no-downward-uid.yaml", checkK8s, "POD_UID"},
 		{"k8s/otlp-port.yaml", checkK8s, "not to the sidecar's OTLP/HTTP port 4318"},
+		// The gateway tier: kustomize, Pod Security at restricted.
+		{"gateway-root", checkGateway, `restricted level forbids ["runAsNonRoot != true"]`},
+		{"gateway-port", checkGateway, `Service port otlp-http (4318) targets "otlp-grpc"`},
 		// compose: compose-go.
 		{"compose/depends-on-missing.yaml", checkCompose, "depends on undefined service"},
 		{"compose/unknown-key.yaml", checkCompose, "additional properties 'retrys' not allowed"},

@@ -15,15 +15,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	psaapi "k8s.io/pod-security-admission/api"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/sidecarhq/sidecar/configs"
 )
 
-// gatewayObjects renders deploy/gateway with kustomize and decodes each
-// object strictly.
-func gatewayObjects(t *testing.T) (*appsv1.Deployment, *corev1.Service, *corev1.ConfigMap) {
-	t.Helper()
-	docs, err := render(filesys.MakeFsOnDisk(), "gateway")
+// gatewayObjects renders a gateway kustomization (deploy/gateway) with
+// kustomize and decodes each object strictly.
+func gatewayObjects(dir string) (*appsv1.Deployment, *corev1.Service, *corev1.ConfigMap, error) {
+	docs, err := render(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, nil, err
 	}
 	var (
 		d   *appsv1.Deployment
@@ -33,7 +34,7 @@ func gatewayObjects(t *testing.T) (*appsv1.Deployment, *corev1.Service, *corev1.
 	for _, doc := range docs {
 		obj, err := decodeK8s(doc)
 		if err != nil {
-			t.Fatal(err)
+			return nil, nil, nil, err
 		}
 		switch o := obj.(type) {
 		case *appsv1.Deployment:
@@ -43,26 +44,26 @@ func gatewayObjects(t *testing.T) (*appsv1.Deployment, *corev1.Service, *corev1.
 		case *corev1.ConfigMap:
 			cm = o
 		default:
-			t.Fatalf("unexpected %T", obj)
+			return nil, nil, nil, fmt.Errorf("unexpected %T", obj)
 		}
 	}
-	if d == nil || svc == nil || cm == nil {
-		t.Fatalf("want a Deployment, a Service and a ConfigMap, rendered %d objects", len(docs))
+	if d == nil || svc == nil || cm == nil || len(d.Spec.Template.Spec.Containers) != 1 {
+		return nil, nil, nil, fmt.Errorf("want a Deployment of one container, a Service and a ConfigMap, rendered %d objects", len(docs))
 	}
-	return d, svc, cm
+	return d, svc, cm, nil
 }
 
-// TestGatewayDeployment: the gateway passes the sidecar checks (validate,
-// probes, state volume), the restricted Pod Security level in full, and its
-// Service reaches the ports the gateway config listens on.
-func TestGatewayDeployment(t *testing.T) {
-	d, svc, cm := gatewayObjects(t)
-	pod := &d.Spec.Template.Spec
-	if len(pod.Containers) != 1 {
-		t.Fatalf("%d containers", len(pod.Containers))
+// checkGateway runs every check on a gateway kustomization: the gateway
+// passes the sidecar checks (validate, probes, state volume), the restricted
+// Pod Security level in full, and its Service reaches the ports the gateway
+// config listens on.
+func checkGateway(dir string) error {
+	d, svc, cm, err := gatewayObjects(dir)
+	if err != nil {
+		return err
 	}
-	c := pod.Containers[0]
-	s := sidecar{file: "gateway/gateway.yaml", args: c.Args, env: map[string]string{}, mounts: map[string]bool{},
+	c := d.Spec.Template.Spec.Containers[0]
+	s := sidecar{file: dir, args: c.Args, env: map[string]string{}, mounts: map[string]bool{},
 		appOTLP: "http://sidecar-gateway:4318"}
 	for _, e := range c.Env {
 		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
@@ -79,30 +80,38 @@ func TestGatewayDeployment(t *testing.T) {
 		slices.Equal(c.LivenessProbe.Exec.Command, c.StartupProbe.Exec.Command) {
 		s.health = c.LivenessProbe.Exec.Command
 	}
-	if err := errors.Join(s.check(), s.tokenFromSecret()); err != nil {
-		t.Error(err)
-	}
+	errs := []error{s.check(), s.tokenFromSecret()}
 	if name, _ := embeddedConfig(c.Args); name != "gateway" {
-		t.Errorf("the gateway runs embedded:%s", name)
+		errs = append(errs, fmt.Errorf("the gateway runs embedded:%s", name))
 	}
 	if forbids, err := podSecurity(&d.Spec.Template, psaapi.LevelRestricted, false); err != nil || len(forbids) > 0 {
-		t.Errorf("the restricted level forbids %q (%v)", forbids, err)
+		errs = append(errs, fmt.Errorf("the restricted level forbids %q (%v)", forbids, err))
 	}
-	cfg := readConfig(t, "gateway")
+	cfg, err := configs.Read("gateway")
+	if err != nil {
+		return err
+	}
 	ports := map[string]int32{}
 	for _, p := range c.Ports {
 		ports[p.Name] = p.ContainerPort
-		if !strings.Contains(cfg, fmt.Sprintf(":-0.0.0.0:%d}", p.ContainerPort)) {
-			t.Errorf("the gateway config does not listen on every interface on %d", p.ContainerPort)
+		if !strings.Contains(string(cfg), fmt.Sprintf(":-0.0.0.0:%d}", p.ContainerPort)) {
+			errs = append(errs, fmt.Errorf("the gateway config does not listen on every interface on %d", p.ContainerPort))
 		}
 	}
 	for _, p := range svc.Spec.Ports {
 		if ports[p.TargetPort.StrVal] != p.Port {
-			t.Errorf("Service port %s (%d) targets %q, which is container port %d", p.Name, p.Port, p.TargetPort.StrVal, ports[p.TargetPort.StrVal])
+			errs = append(errs, fmt.Errorf("Service port %s (%d) targets %q, which is container port %d", p.Name, p.Port, p.TargetPort.StrVal, ports[p.TargetPort.StrVal]))
 		}
 	}
-	if want, err := os.ReadFile("gateway/to-gateway.yaml"); err != nil || cm.Data["to-gateway.yaml"] != string(want) {
-		t.Errorf("ConfigMap %s does not hold gateway/to-gateway.yaml (%v)", cm.Name, err)
+	if want, err := os.ReadFile(filepath.Join(dir, "to-gateway.yaml")); err != nil || cm.Data["to-gateway.yaml"] != string(want) {
+		errs = append(errs, fmt.Errorf("ConfigMap %s does not hold to-gateway.yaml (%v)", cm.Name, err))
+	}
+	return errors.Join(errs...)
+}
+
+func TestGatewayDeployment(t *testing.T) {
+	if err := checkGateway("gateway"); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -110,7 +119,10 @@ func TestGatewayDeployment(t *testing.T) {
 // components: the sidecar merges the gateway's ConfigMap over its config,
 // passes every manifest check, and sends to the gateway's Service.
 func TestSidecarViaGateway(t *testing.T) {
-	_, svc, cm := gatewayObjects(t)
+	_, svc, cm, err := gatewayObjects("gateway")
+	if err != nil {
+		t.Fatal(err)
+	}
 	fs := filesys.MakeFsInMemory()
 	for f, to := range map[string]string{
 		"k8s/sidecar/kustomization.yaml": "", "k8s/sidecar/sidecar.yaml": "", "k8s/example/app.yaml": "/app/app.yaml",
