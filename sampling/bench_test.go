@@ -82,38 +82,89 @@ func BenchmarkProcessTraces(b *testing.B) {
 // Redis: per request 8 Redis CLIENT children, then their SERVER root, 111
 // requests (999 spans) per batch. Every iteration gets new trace ids, so the
 // recent-parent window fills and rotates as in production.
+//
+// Sub-benchmarks: hold=off; hold=on (deferred drops; every root in the batch
+// of its children, so its children are decided at once); hold=on,roots-late
+// (each batch's roots come in a request of their own after it, so every
+// dropped child is held, then released).
 func BenchmarkProcessRequests(b *testing.B) {
-	s, err := newSampler(benchConfig(), processortest.NewNopSettings(metadata.Type))
-	if err != nil {
-		b.Fatal(err)
+	for _, m := range holdModes {
+		b.Run(m.name, func(b *testing.B) {
+			s, err := newSampler(m.config(), processortest.NewNopSettings(metadata.Type))
+			if err != nil {
+				b.Fatal(err)
+			}
+			src := requestsBatch(newSpanGen(1))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				td := ptrace.NewTraces()
+				src.CopyTo(td)
+				newTraceIDs(td, i)
+				var roots ptrace.Traces
+				if m.rootsLate {
+					roots = splitRoots(td)
+				}
+				b.StartTimer()
+				_, _ = s.processTraces(b.Context(), td)
+				if m.rootsLate {
+					_, _ = s.processTraces(b.Context(), roots)
+				}
+			}
+			b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
+		})
 	}
-	src := requestsBatch(newSpanGen(1))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		td := ptrace.NewTraces()
-		src.CopyTo(td)
-		newTraceIDs(td, i)
-		b.StartTimer()
-		_, _ = s.processTraces(b.Context(), td)
+}
+
+// holdModes are the deferred-drop settings the request benchmarks compare.
+var holdModes = []holdMode{{"hold=off", false, false}, {"hold=on", true, false}, {"hold=on,roots-late", true, true}}
+
+type holdMode struct {
+	name      string
+	hold      bool
+	rootsLate bool
+}
+
+func (m holdMode) config() *Config {
+	cfg := benchConfig()
+	if !m.hold {
+		cfg.Hold.MaxBytes = 0
 	}
-	b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
+	return cfg
+}
+
+// splitRoots moves td's SERVER spans into a request of their own.
+func splitRoots(td ptrace.Traces) ptrace.Traces {
+	roots, rootSpans := newBatch("shop")
+	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool {
+		if sp.Kind() != ptrace.SpanKindServer {
+			return false
+		}
+		sp.CopyTo(rootSpans.AppendEmpty())
+		return true
+	})
+	return roots
 }
 
 // BenchmarkFilterTraces is BenchmarkProcessRequests on the raw protobuf
 // request, as the otlp receiver hands it over with sampling_processor set:
 // deciding, skipping dropped spans and writing the kept ones.
-func BenchmarkFilterTraces(b *testing.B) { benchmarkFilter(b, false) }
+// Sub-benchmarks as BenchmarkProcessRequests'.
+func BenchmarkFilterTraces(b *testing.B) {
+	for _, m := range holdModes {
+		b.Run(m.name, func(b *testing.B) { benchmarkFilter(b, false, m) })
+	}
+}
 
 // BenchmarkFilterTracesJSON is BenchmarkFilterTraces on the OTLP/JSON
 // request: reading it into protobuf, then the same.
-func BenchmarkFilterTracesJSON(b *testing.B) { benchmarkFilter(b, true) }
+func BenchmarkFilterTracesJSON(b *testing.B) { benchmarkFilter(b, true, holdModes[1]) }
 
 // BenchmarkUnmarshalJSON is what the JSON path cost before
 // FilterTracesJSON: pdata's JSON decoding alone, before any deciding.
 func BenchmarkUnmarshalJSON(b *testing.B) {
-	reqs := benchRequests(b, true)
+	reqs, _ := benchRequests(b, true, false)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -124,12 +175,12 @@ func BenchmarkUnmarshalJSON(b *testing.B) {
 	b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
 }
 
-func benchmarkFilter(b *testing.B, asJSON bool) {
-	s, err := newSampler(benchConfig(), processortest.NewNopSettings(metadata.Type))
+func benchmarkFilter(b *testing.B, asJSON bool, m holdMode) {
+	s, err := newSampler(m.config(), processortest.NewNopSettings(metadata.Type))
 	if err != nil {
 		b.Fatal(err)
 	}
-	reqs := benchRequests(b, asJSON)
+	reqs, roots := benchRequests(b, asJSON, m.rootsLate)
 	filter := s.FilterTraces
 	if asJSON {
 		filter = s.FilterTracesJSON
@@ -141,18 +192,21 @@ func benchmarkFilter(b *testing.B, asJSON bool) {
 		if dst, _, err = filter(b.Context(), dst[:0], reqs[i%len(reqs)]); err != nil {
 			b.Fatal(err)
 		}
+		if m.rootsLate {
+			if dst, _, err = filter(b.Context(), dst[:0], roots[i%len(roots)]); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
 }
 
 // benchRequests is 64 requestsBatch requests with distinct trace ids.
-func benchRequests(b *testing.B, asJSON bool) [][]byte {
+// With rootsLate, each request's SERVER spans are taken out into a request
+// of their own (roots[i]).
+func benchRequests(b *testing.B, asJSON, rootsLate bool) (reqs, roots [][]byte) {
 	src := requestsBatch(newSpanGen(1))
-	var reqs [][]byte
-	for i := range 64 {
-		td := ptrace.NewTraces()
-		src.CopyTo(td)
-		newTraceIDs(td, i)
+	marshal := func(td ptrace.Traces) []byte {
 		req, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 		if asJSON {
 			req, err = ptraceotlp.NewExportRequestFromTraces(td).MarshalJSON()
@@ -160,9 +214,18 @@ func benchRequests(b *testing.B, asJSON bool) [][]byte {
 		if err != nil {
 			b.Fatal(err)
 		}
-		reqs = append(reqs, req)
+		return req
 	}
-	return reqs
+	for i := range 64 {
+		td := ptrace.NewTraces()
+		src.CopyTo(td)
+		newTraceIDs(td, i)
+		if rootsLate {
+			roots = append(roots, marshal(splitRoots(td)))
+		}
+		reqs = append(reqs, marshal(td))
+	}
+	return reqs, roots
 }
 
 // requestsBatch is 111 requests of a service using Redis: 8 client spans
