@@ -11,9 +11,11 @@ import (
 // dynamicRule turns target_per_second into a probability per key. The
 // probability of interval k+1 comes from the counts of interval k and is a
 // power of two 2^-exp, so it is known when an item is decided and the weight
-// 2^exp is exact. Guarded by the sampler's mutex.
+// 2^exp is exact. Within an interval a burst lowers it further (see state).
+// Guarded by the sampler's mutex.
 type dynamicRule struct {
 	target   float64 // items per second per key
+	budget   float64 // items per interval per key: target × interval
 	interval time.Duration
 	maxExp   int // from min_probability
 	maxKeys  int
@@ -32,7 +34,12 @@ type keyField struct {
 
 type keyState struct {
 	count uint64 // sampling-eligible items this interval
-	exp   int    // probability 2^-exp for this interval
+	exp   int    // probability 2^-exp for the next item
+	base  int    // the interval's probability 2^-base, from the last count
+	// spent is the items expected kept this interval: the sum of each
+	// one's probability (not of what was kept, so it does not depend on
+	// any item's randomness); at limit the probability halves.
+	spent, limit float64
 }
 
 func newDynamicRule(c *RuleConfig) *dynamicRule {
@@ -56,22 +63,41 @@ func newDynamicRule(c *RuleConfig) *dynamicRule {
 		minP = math.Ldexp(1, -20)
 	}
 	d.maxExp = int(math.Floor(-math.Log2(minP)))
+	d.budget = d.target * d.interval.Seconds()
+	d.overflow.limit = d.limitAt(0)
 	return d
 }
 
-// state returns the key's state, counting one more eligible item. New keys
-// start at probability 1 (every key is represented before it is measured).
+// limitAt is the expected keeps of an interval at which a key running
+// lvl halvings below its interval's probability halves it again: twice the
+// budget, then 3, 3.5, 3.75 … times it. So a burst keeps under 4 times the
+// budget per interval, while steady traffic, whose probability is rounded
+// to a power of two at most √2 away, never reaches the first halving.
+func (d *dynamicRule) limitAt(lvl int) float64 {
+	return d.budget * (4 - math.Ldexp(2, -lvl))
+}
+
+// state returns the key's state, counting one more eligible item, which is
+// decided with probability 2^-ks.exp. New keys start at probability 1
+// (every key is represented before it is measured). The probability of an
+// item depends only on the items before it, never on its own randomness,
+// so its weight 2^exp stays exact when a burst lowers the probability.
 func (d *dynamicRule) state(key uint64) *keyState {
 	ks, ok := d.keys[key]
 	if !ok {
 		if len(d.keys) >= d.maxKeys {
 			ks = &d.overflow
 		} else {
-			ks = &keyState{}
+			ks = &keyState{limit: d.limitAt(0)}
 			d.keys[key] = ks
 		}
 	}
 	ks.count++
+	if ks.spent >= ks.limit && ks.exp < d.maxExp {
+		ks.exp++
+		ks.limit = d.limitAt(ks.exp - ks.base)
+	}
+	ks.spent += math.Ldexp(1, -ks.exp)
 	return ks
 }
 
@@ -89,8 +115,9 @@ func (d *dynamicRule) adjust(elapsed time.Duration) {
 }
 
 func (d *dynamicRule) next(ks *keyState, elapsed time.Duration) {
+	ks.spent = 0
 	if ks.count == 0 {
-		ks.exp = 0
+		ks.exp, ks.base, ks.limit = 0, 0, d.limitAt(0)
 		return
 	}
 	p := d.target * elapsed.Seconds() / float64(ks.count)
@@ -99,6 +126,7 @@ func (d *dynamicRule) next(ks *keyState, elapsed time.Duration) {
 		exp = int(math.Round(-math.Log2(p))) // nearest power of two on a log scale
 	}
 	ks.exp = min(max(exp, 0), d.maxExp)
+	ks.base, ks.limit = ks.exp, d.limitAt(0)
 	ks.count = 0
 }
 
