@@ -93,6 +93,9 @@ func (s sidecar) check() error {
 	if u, err := url.Parse(s.appOTLP); err != nil || u.Port() != otlpHTTPPort {
 		errs = append(errs, fmt.Errorf("the app sends OTLP to %q, not to the sidecar's OTLP/HTTP port %s", s.appOTLP, otlpHTTPPort))
 	}
+	if err := s.envNamesAreRead(); err != nil {
+		errs = append(errs, err)
+	}
 	args := slices.Clone(s.args)
 	for i, a := range args {
 		if local, ok := s.files[strings.TrimPrefix(a, "file:")]; ok && strings.HasPrefix(a, "file:") {
@@ -112,6 +115,28 @@ func dockerHealthCommand(test []string) []string {
 		return test[1:]
 	}
 	return test
+}
+
+// envNamesAreRead checks that every SIDECAR_* and AXIOM_* variable the
+// file sets is one a config reads (${env:NAME}): a misspelt name would be
+// ignored without a word.
+func (s sidecar) envNamesAreRead() error {
+	var read strings.Builder
+	for _, name := range configs.Names() {
+		b, _ := configs.Read(name)
+		read.Write(b)
+	}
+	for _, local := range s.files {
+		b, _ := os.ReadFile(local)
+		read.Write(b)
+	}
+	var errs []error
+	for name := range s.env {
+		if (strings.HasPrefix(name, "SIDECAR_") || strings.HasPrefix(name, "AXIOM_")) && !strings.Contains(read.String(), "${env:"+name) {
+			errs = append(errs, fmt.Errorf("%s is set, but no config reads it", name))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // embeddedConfig returns the X of "--config embedded:X" in args, or an error
@@ -245,6 +270,7 @@ func TestBrokenCopiesAreRejected(t *testing.T) {
 		{"compose/depends-on-missing.yaml", checkCompose, "depends on undefined service"},
 		{"compose/unknown-key.yaml", checkCompose, "additional properties 'retrys' not allowed"},
 		{"compose/no-edge.yaml", checkCompose, "AXIOM_EDGE"},
+		{"compose/misspelt-env.yaml", checkCompose, "SIDECAR_METRICS_HOTS is set, but no config reads it"},
 		// Dockerfile: BuildKit's parser and linter.
 		{"Dockerfile.lint", checkDockerfile, "FromAsCasing"},
 		{"Dockerfile.parse", checkDockerfile, "unknown instruction"},
