@@ -104,37 +104,24 @@ func (s *Server) record(req Request, res result) {
 	s.changed = make(chan struct{})
 }
 
-// Events returns the events stored for dataset, in arrival order, as Axiom
-// would store them: _time normalised to an RFC3339Nano UTC string, _sysTime
-// added, reserved names renamed to _user_<name>, event labels merged. Numbers
-// are json.Number. The maps are shared with the server: read, don't modify.
-func (s *Server) Events(dataset string) []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d := s.datasets[dataset]; d != nil {
-		return append([]map[string]any(nil), d.events...)
-	}
-	return nil
+// Events returns the events stored for the dataset name, in arrival order,
+// as Axiom would store them: _time normalised to an RFC3339Nano UTC string,
+// _sysTime added, reserved names renamed to _user_<name>, event labels
+// merged. Numbers are json.Number. The maps are shared with the server:
+// read, don't modify.
+func (s *Server) Events(name string) []map[string]any {
+	var out []map[string]any
+	s.inDataset(name, func(d *dataset) { out = append(out, d.events...) })
+	return out
 }
 
 // EventCount is the number of events accepted for dataset (also in count-only mode).
-func (s *Server) EventCount(dataset string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d := s.datasets[dataset]; d != nil {
-		return int(d.counters.Events)
-	}
-	return 0
-}
+func (s *Server) EventCount(dataset string) int { return s.count(dataset, eventsOf) }
 
-// Traces returns a copy of every span accepted for dataset, merged in arrival order.
-func (s *Server) Traces(dataset string) ptrace.Traces {
+// Traces returns a copy of every span accepted for the dataset name, merged in arrival order.
+func (s *Server) Traces(name string) ptrace.Traces {
 	out := ptrace.NewTraces()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d := s.datasets[dataset]; d != nil {
-		d.traces.CopyTo(out)
-	}
+	s.inDataset(name, func(d *dataset) { d.traces.CopyTo(out) })
 	return out
 }
 
@@ -144,35 +131,18 @@ func (s *Server) Spans(dataset string) []map[string]any {
 }
 
 // SpanCount is the number of spans accepted for dataset (also in count-only mode).
-func (s *Server) SpanCount(dataset string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d := s.datasets[dataset]; d != nil {
-		return int(d.counters.Spans)
-	}
-	return 0
-}
+func (s *Server) SpanCount(dataset string) int { return s.count(dataset, spansOf) }
 
-// Logs returns a copy of the OTLP log records accepted on /v1/logs for dataset.
-func (s *Server) Logs(dataset string) plog.Logs {
+// Logs returns a copy of the OTLP log records accepted on /v1/logs for the
+// dataset name.
+func (s *Server) Logs(name string) plog.Logs {
 	out := plog.NewLogs()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d := s.datasets[dataset]; d != nil {
-		d.logs.CopyTo(out)
-	}
+	s.inDataset(name, func(d *dataset) { d.logs.CopyTo(out) })
 	return out
 }
 
 // LogRecordCount is the number of OTLP log records accepted for dataset.
-func (s *Server) LogRecordCount(dataset string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d := s.datasets[dataset]; d != nil {
-		return int(d.counters.LogRecords)
-	}
-	return 0
-}
+func (s *Server) LogRecordCount(dataset string) int { return s.count(dataset, logRecordsOf) }
 
 // Requests returns every request seen, rejected ones included, in the order
 // they finished. In count-only mode only the most recent 5000-10000 are kept.
@@ -195,17 +165,45 @@ func (s *Server) Stats() Stats {
 
 // WaitEvents waits until dataset has at least n events or timeout passes.
 func (s *Server) WaitEvents(dataset string, n int, timeout time.Duration) error {
-	return s.waitFor("events", dataset, n, timeout, func(c counters) int64 { return c.Events })
+	return s.waitFor("events", dataset, n, timeout, eventsOf)
 }
 
 // WaitSpans waits until dataset has at least n spans or timeout passes.
 func (s *Server) WaitSpans(dataset string, n int, timeout time.Duration) error {
-	return s.waitFor("spans", dataset, n, timeout, func(c counters) int64 { return c.Spans })
+	return s.waitFor("spans", dataset, n, timeout, spansOf)
 }
 
 // WaitLogRecords waits until dataset has at least n OTLP log records or timeout passes.
 func (s *Server) WaitLogRecords(dataset string, n int, timeout time.Duration) error {
-	return s.waitFor("log records", dataset, n, timeout, func(c counters) int64 { return c.LogRecords })
+	return s.waitFor("log records", dataset, n, timeout, logRecordsOf)
+}
+
+// The counters the Count and Wait methods read.
+func eventsOf(c counters) int64     { return c.Events }
+func spansOf(c counters) int64      { return c.Spans }
+func logRecordsOf(c counters) int64 { return c.LogRecords }
+
+// inDataset calls f with the lock held, if anything reached dataset.
+func (s *Server) inDataset(name string, f func(*dataset)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.datasets[name]; d != nil {
+		f(d)
+	}
+}
+
+func (s *Server) count(dataset string, of func(counters) int64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int(s.countLocked(dataset, of))
+}
+
+// countLocked reads one of dataset's counters; s.mu must be held.
+func (s *Server) countLocked(name string, of func(counters) int64) int64 {
+	if d := s.datasets[name]; d != nil {
+		return of(d.counters)
+	}
+	return 0
 }
 
 func (s *Server) waitFor(what, dataset string, n int, timeout time.Duration, count func(counters) int64) error {
@@ -213,10 +211,7 @@ func (s *Server) waitFor(what, dataset string, n int, timeout time.Duration, cou
 	defer deadline.Stop()
 	for {
 		s.mu.Lock()
-		var got int64
-		if d := s.datasets[dataset]; d != nil {
-			got = count(d.counters)
-		}
+		got := s.countLocked(dataset, count)
 		changed := s.changed
 		s.mu.Unlock()
 		if got >= int64(n) {
