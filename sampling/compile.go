@@ -82,6 +82,21 @@ type matcher struct {
 	body       []fieldMatcher
 }
 
+// compileBits sets the bit of each name's code in table. A name not in it
+// adds an error to errs that says which values field takes.
+func compileBits[C ~int32](errs []error, field, noun string, names []string, table map[string]C, want string) (uint8, []error) {
+	var bits uint8
+	for _, name := range names {
+		code, ok := table[strings.ToLower(name)]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: unknown %s %q (want %s)", field, noun, name, want))
+			continue
+		}
+		bits |= 1 << uint(code)
+	}
+	return bits, errs
+}
+
 func compileMatch(c *MatchConfig) (*matcher, error) {
 	m := &matcher{}
 	var errs []error
@@ -96,22 +111,8 @@ func compileMatch(c *MatchConfig) (*matcher, error) {
 			errs = append(errs, fmt.Errorf("service: %w", err))
 		}
 	}
-	for _, k := range c.Kind {
-		kind, ok := spanKinds[strings.ToLower(k)]
-		if !ok {
-			errs = append(errs, fmt.Errorf("kind: unknown span kind %q (want internal, server, client, producer or consumer)", k))
-			continue
-		}
-		m.kinds |= 1 << uint(kind)
-	}
-	for _, s := range c.Status {
-		code, ok := statusCodes[strings.ToLower(s)]
-		if !ok {
-			errs = append(errs, fmt.Errorf("status: unknown status %q (want unset, ok or error)", s))
-			continue
-		}
-		m.statuses |= 1 << uint(code)
-	}
+	m.kinds, errs = compileBits(errs, "kind", "span kind", c.Kind, spanKinds, "internal, server, client, producer or consumer")
+	m.statuses, errs = compileBits(errs, "status", "status", c.Status, statusCodes, "unset, ok or error")
 	for _, op := range c.Operation {
 		if op == "" {
 			errs = append(errs, errors.New("operation: empty value"))
