@@ -220,22 +220,19 @@ func compileValue(v any) (*valueMatcher, error) {
 					return nil, fmt.Errorf("exists: want true or false, got %v", arg)
 				}
 				return &valueMatcher{op: opExists, exists: b}, nil
-			case "regex":
+			case "regex", "glob":
 				s, ok := arg.(string)
 				if !ok {
-					return nil, fmt.Errorf("regex: want a string, got %T", arg)
+					return nil, fmt.Errorf("%s: want a string, got %T", op, arg)
+				}
+				if op == "glob" {
+					return &valueMatcher{op: opGlob, glob: s}, nil
 				}
 				re, err := regexp.Compile(s)
 				if err != nil {
 					return nil, fmt.Errorf("regex: %w", err)
 				}
 				return &valueMatcher{op: opRegex, re: re}, nil
-			case "glob":
-				s, ok := arg.(string)
-				if !ok {
-					return nil, fmt.Errorf("glob: want a string, got %T", arg)
-				}
-				return &valueMatcher{op: opGlob, glob: s}, nil
 			default:
 				return nil, fmt.Errorf("unknown operator %q (want equals, in, exists, regex or glob)", op)
 			}
