@@ -2,6 +2,7 @@ package axiomexporter
 
 import (
 	"context"
+	"errors"
 	"net"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
@@ -136,5 +138,40 @@ func TestShutdownDrainsPersistentQueue(t *testing.T) {
 	}
 	if n := srv.EventCount(logsDS); n != batches*per {
 		t.Errorf("got %d events after shutdown, want %d", n, batches*per)
+	}
+}
+
+// The contract with the receivers' when_full policies: once the disk budget
+// is full the exporter refuses new data at once with an error that is
+// exporterhelper.ErrQueueIsFull, and what it accepted before stays queued.
+func TestFullDiskBudgetRefusesWithErrQueueIsFull(t *testing.T) {
+	host, storageID := startFileStorage(t, t.TempDir())
+	cfg := testConfig(closedURL(t)) // Axiom unreachable: nothing leaves the queue
+	cfg.QueueConfig = NewFactory().CreateDefaultConfig().(*Config).QueueConfig
+	cfg.QueueConfig.Get().StorageID = &storageID
+	cfg.Disk = 64 << 10 // 32 KiB per signal
+	cfg.ShutdownTimeout = 100 * time.Millisecond
+	cfg.QueueConfig = cfg.queueConfig()
+	exp, err := NewFactory().CreateLogs(context.Background(), newHarness().set, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Start(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Shutdown(context.Background())
+	accepted := 0
+	for range 100 {
+		err = exp.ConsumeLogs(context.Background(), stringLogs(100))
+		if err != nil {
+			break
+		}
+		accepted++
+	}
+	if !errors.Is(err, exporterhelper.ErrQueueIsFull) {
+		t.Fatalf("after %d accepted batches: err = %v, want ErrQueueIsFull", accepted, err)
+	}
+	if accepted == 0 {
+		t.Error("the queue refused the first batch")
 	}
 }

@@ -45,9 +45,9 @@ const (
 	// Shutdown: shutdown_timeout passed before Axiom took records held in
 	// memory (a persistent queue keeps them instead).
 	Shutdown Reason = "shutdown"
-	// DiskFull: the memory and disk budgets were full and the source's
+	// BudgetFull: the memory and disk budgets were full and the source's
 	// when_full policy dropped records (drop_oldest, drop_newest).
-	DiskFull Reason = "budget_full"
+	BudgetFull Reason = "budget_full"
 )
 
 // Loss is what was dropped by one component, for one signal and reason,
