@@ -81,7 +81,7 @@ func (t *transcoder) skipSpace() { t.pos = jsontext.SkipSpace(t.src, t.pos) }
 
 func (t *transcoder) request() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "resourceSpans", "resource_spans":
 			t.repeated(1, 3, (*transcoder).resourceSpans)
 		default:
@@ -92,7 +92,7 @@ func (t *transcoder) request() {
 
 func (t *transcoder) resourceSpans() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "resource":
 			t.message(1, 2, (*transcoder).resource)
 		case "scopeSpans", "scope_spans":
@@ -109,7 +109,7 @@ func (t *transcoder) resourceSpans() {
 
 func (t *transcoder) resource() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "attributes":
 			t.repeated(1, 1, (*transcoder).keyValue)
 		case "droppedAttributesCount", "dropped_attributes_count":
@@ -124,7 +124,7 @@ func (t *transcoder) resource() {
 
 func (t *transcoder) entityRef() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "schemaUrl", "schema_url":
 			t.str(1)
 		case "type":
@@ -141,7 +141,7 @@ func (t *transcoder) entityRef() {
 
 func (t *transcoder) scopeSpans() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "scope":
 			t.message(1, 1, (*transcoder).scope)
 		case "spans":
@@ -156,7 +156,7 @@ func (t *transcoder) scopeSpans() {
 
 func (t *transcoder) scope() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "name":
 			t.str(1)
 		case "version":
@@ -182,7 +182,7 @@ var (
 
 func (t *transcoder) span() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "traceId", "trace_id":
 			t.id(1, 16)
 		case "spanId", "span_id":
@@ -223,7 +223,7 @@ func (t *transcoder) span() {
 
 func (t *transcoder) event() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "timeUnixNano", "time_unix_nano":
 			t.fixed64(1)
 		case "name":
@@ -240,7 +240,7 @@ func (t *transcoder) event() {
 
 func (t *transcoder) link() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "traceId", "trace_id":
 			t.id(1, 16)
 		case "spanId", "span_id":
@@ -261,7 +261,7 @@ func (t *transcoder) link() {
 
 func (t *transcoder) status() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "message":
 			t.str(2)
 		case "code":
@@ -274,7 +274,7 @@ func (t *transcoder) status() {
 
 func (t *transcoder) keyValue() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "key":
 			t.str(1)
 		case "value":
@@ -289,7 +289,7 @@ func (t *transcoder) keyValue() {
 
 func (t *transcoder) anyValue() {
 	for o := t.object(); t.member(&o); {
-		switch string(o.key) {
+		switch string(t.key(&o)) {
 		case "stringValue", "string_value":
 			t.str(1)
 		case "boolValue", "bool_value":
@@ -314,7 +314,7 @@ func (t *transcoder) anyValue() {
 
 func (t *transcoder) valueList() {
 	for o := t.object(); t.member(&o); {
-		if string(o.key) == "values" {
+		if string(t.key(&o)) == "values" {
 			t.repeated(1, 1, (*transcoder).anyValue)
 		} else {
 			t.skipValue()
@@ -324,7 +324,7 @@ func (t *transcoder) valueList() {
 
 func (t *transcoder) keyValueList() {
 	for o := t.object(); t.member(&o); {
-		if string(o.key) == "values" {
+		if string(t.key(&o)) == "values" {
 			t.repeated(1, 1, (*transcoder).keyValue)
 		} else {
 			t.skipValue()
@@ -334,11 +334,22 @@ func (t *transcoder) keyValueList() {
 
 // Objects and arrays.
 
-// objectState walks one object's members.
+// objectState walks one object's members. It holds no pointers: writing
+// one through a pointer costs a write barrier while the GC marks, and this
+// is written for every member.
 type objectState struct {
-	key    []byte
-	open   bool // inside an object, not null
-	inside bool // a member was read
+	keyLo, keyHi int  // the current member's name in src, unless escaped
+	escaped      bool // the name is decoded in scratch
+	open         bool // inside an object, not null
+	inside       bool // a member was read
+}
+
+// key is the name of the member member read last.
+func (t *transcoder) key(o *objectState) []byte {
+	if o.escaped {
+		return t.scratch
+	}
+	return t.src[o.keyLo:o.keyHi]
 }
 
 // object starts reading the object (or null) at pos.
@@ -389,11 +400,11 @@ func (t *transcoder) member(o *objectState) bool {
 		t.fail("bad string")
 		return false
 	}
+	o.escaped = escaped
 	if escaped {
 		t.scratch, _ = jsontext.AppendString(t.scratch[:0], t.src[t.pos:end])
-		o.key = t.scratch
 	} else {
-		o.key = t.src[t.pos+1 : end-1]
+		o.keyLo, o.keyHi = t.pos+1, end-1
 	}
 	t.pos = jsontext.SkipSpace(t.src, end)
 	if t.pos >= len(t.src) || t.src[t.pos] != ':' {
@@ -455,7 +466,7 @@ func (t *transcoder) element(first *bool) bool {
 // is moved if its length's varint needs another size: reserve is the size
 // that message usually needs, so that moving is rare.
 func (t *transcoder) message(num protowire.Number, reserve int, msg func(*transcoder)) {
-	t.out = appendTag(t.out, num, protowire.BytesType)
+	t.tag(num, protowire.BytesType)
 	for range reserve {
 		t.out = append(t.out, 0)
 	}
@@ -472,19 +483,27 @@ func (t *transcoder) message(num protowire.Number, reserve int, msg func(*transc
 	putVarint(t.out[start-reserve:], uint64(n))
 }
 
-// appendVarint is protowire.AppendVarint with the one-byte case inlined:
-// most tags and lengths here are below 128.
-func appendVarint(b []byte, v uint64) []byte {
-	if v < 0x80 {
-		return append(b, byte(v))
+// The writers below append to t.out in place (t.out = append(t.out, ...)),
+// which the compiler turns into a length update unless the buffer grows:
+// assigning t.out a slice a function returned would cost a write barrier
+// for every field while the GC marks.
+
+// varint appends v as a varint.
+func (t *transcoder) varint(v uint64) {
+	for v >= 0x80 {
+		t.out = append(t.out, byte(v)|0x80)
+		v >>= 7
 	}
-	return protowire.AppendVarint(b, v)
+	t.out = append(t.out, byte(v))
 }
 
-// appendTag appends a field's tag; every field number here is below 16, or
-// 1000.
-func appendTag(b []byte, num protowire.Number, typ protowire.Type) []byte {
-	return appendVarint(b, uint64(num)<<3|uint64(typ))
+// tag appends a field's tag.
+func (t *transcoder) tag(num protowire.Number, typ protowire.Type) {
+	t.varint(uint64(num)<<3 | uint64(typ))
+}
+
+func (t *transcoder) fixed64v(v uint64) {
+	t.out = append(t.out, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
 }
 
 // putVarint writes v's varint at the start of b, which has room for it.
@@ -540,13 +559,13 @@ func (t *transcoder) str(num protowire.Number) {
 	raw, escaped, ok := t.stringValue()
 	switch {
 	case ok && !escaped:
-		t.out = appendTag(t.out, num, protowire.BytesType)
-		t.out = appendVarint(t.out, uint64(len(raw)-2))
+		t.tag(num, protowire.BytesType)
+		t.varint(uint64(len(raw) - 2))
 		t.out = append(t.out, raw[1:len(raw)-1]...)
 	case ok:
 		t.message(num, 1, func(t *transcoder) { t.out, _ = jsontext.AppendString(t.out, raw) })
 	case t.literal("null"):
-		t.out = appendTag(t.out, num, protowire.BytesType)
+		t.tag(num, protowire.BytesType)
 		t.out = append(t.out, 0)
 	default:
 		t.fail("expected a string")
@@ -583,12 +602,12 @@ func (t *transcoder) id(num protowire.Number, size int) {
 	case !ok:
 		t.fail("expected a hex id")
 	case len(s) == 0:
-		t.out = appendTag(t.out, num, protowire.BytesType)
+		t.tag(num, protowire.BytesType)
 		t.out = append(t.out, 0)
 	case len(s) != 2*size:
 		t.fail("id of the wrong length")
 	default:
-		t.out = appendTag(t.out, num, protowire.BytesType)
+		t.tag(num, protowire.BytesType)
 		t.out = append(t.out, byte(size))
 		n := len(t.out)
 		t.out = append(t.out, make([]byte, size)...)
@@ -613,8 +632,9 @@ func (t *transcoder) bytes(num protowire.Number) {
 		t.fail("bad base64")
 		return
 	}
-	t.out = appendTag(t.out, num, protowire.BytesType)
-	t.out = protowire.AppendBytes(t.out, t.raw[:n])
+	t.tag(num, protowire.BytesType)
+	t.varint(uint64(n))
+	t.out = append(t.out, t.raw[:n]...)
 }
 
 // number returns the text of a number, or of a string (which proto3 JSON
@@ -688,32 +708,32 @@ func (t *transcoder) parseInt(bits int) int64 {
 
 func (t *transcoder) uint32(num protowire.Number) {
 	v := t.parseUint(32)
-	t.out = appendTag(t.out, num, protowire.VarintType)
-	t.out = appendVarint(t.out, v)
+	t.tag(num, protowire.VarintType)
+	t.varint(v)
 }
 
 func (t *transcoder) int32(num protowire.Number) {
 	v := t.parseInt(32)
-	t.out = appendTag(t.out, num, protowire.VarintType)
-	t.out = appendVarint(t.out, uint64(v))
+	t.tag(num, protowire.VarintType)
+	t.varint(uint64(v))
 }
 
 func (t *transcoder) int64(num protowire.Number) {
 	v := t.parseInt(64)
-	t.out = appendTag(t.out, num, protowire.VarintType)
-	t.out = appendVarint(t.out, uint64(v))
+	t.tag(num, protowire.VarintType)
+	t.varint(uint64(v))
 }
 
 func (t *transcoder) fixed64(num protowire.Number) {
 	v := t.parseUint(64)
-	t.out = appendTag(t.out, num, protowire.Fixed64Type)
-	t.out = protowire.AppendFixed64(t.out, v)
+	t.tag(num, protowire.Fixed64Type)
+	t.fixed64v(v)
 }
 
 func (t *transcoder) fixed32(num protowire.Number) {
 	v := t.parseUint(32)
-	t.out = appendTag(t.out, num, protowire.Fixed32Type)
-	t.out = protowire.AppendFixed32(t.out, uint32(v))
+	t.tag(num, protowire.Fixed32Type)
+	t.out = append(t.out, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
 }
 
 func (t *transcoder) double(num protowire.Number) {
@@ -726,8 +746,8 @@ func (t *transcoder) double(num protowire.Number) {
 	if err != nil {
 		t.fail("bad number")
 	}
-	t.out = appendTag(t.out, num, protowire.Fixed64Type)
-	t.out = protowire.AppendFixed64(t.out, math.Float64bits(v))
+	t.tag(num, protowire.Fixed64Type)
+	t.fixed64v(math.Float64bits(v))
 }
 
 func (t *transcoder) bool(num protowire.Number) {
@@ -743,8 +763,8 @@ func (t *transcoder) bool(num protowire.Number) {
 		t.fail("expected true or false")
 		return
 	}
-	t.out = appendTag(t.out, num, protowire.VarintType)
-	t.out = appendVarint(t.out, v)
+	t.tag(num, protowire.VarintType)
+	t.varint(v)
 }
 
 // enum writes an enum given as an integer or as one of names.
@@ -764,8 +784,8 @@ func (t *transcoder) enum(num protowire.Number, names map[string]int32) {
 	} else {
 		v = t.parseInt(32)
 	}
-	t.out = appendTag(t.out, num, protowire.VarintType)
-	t.out = appendVarint(t.out, uint64(v))
+	t.tag(num, protowire.VarintType)
+	t.varint(uint64(v))
 }
 
 // view returns b as a string without copying it.
