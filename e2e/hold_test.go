@@ -11,7 +11,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	otellog "go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -19,14 +22,14 @@ import (
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
 
-// TestFailedAndSlowRequestsKeepEveryLeaf sends requests from the
-// OpenTelemetry Go SDK's batch span processor (children before their
+// TestFailedAndSlowRequestsKeepEveryLeaf sends requests, and two debug log
+// lines each, from the OpenTelemetry Go SDK's batch span (and log) processor (children before their
 // parents, small batches, so a request's GETs and its SERVER span are
 // often in different exports) through the real binary with a 1/8 Redis GET
 // rule: every GET of a failed or slow request arrives (rescued ones with
 // weight 0 and no th), the other requests' GETs arrive exactly as the
-// consistent rule keeps them, and the summaries count every GET, the
-// rescued ones too. On the processor's pdata path and on the receiver's
+// consistent rule keeps them, the same for the debug lines under a 1/8
+// rule, and the summaries count every GET and line, the rescued ones too. On the processor's pdata path and on the receiver's
 // raw path.
 func TestFailedAndSlowRequestsKeepEveryLeaf(t *testing.T) {
 	t.Run("processor", func(t *testing.T) { testHold(t, false) })
@@ -49,12 +52,17 @@ func testHold(t *testing.T, presampled bool) {
 				"name":        "redis-get",
 				"match":       yamlMap{"kind": []string{"client"}, "attributes": yamlMap{"db.system": "redis"}},
 				"probability": 0.125,
+			}, {
+				"name":        "debug-logs",
+				"match":       yamlMap{"signal": "logs", "severity": []string{"debug"}},
+				"probability": 0.125,
 			}},
 			"summaries": yamlMap{"interval": "1s"},
 		}},
 		exporters: axiomExporter(fake.URL(), nil),
 	}.yaml())
 	s.WaitListening(t, grpcAddr)
+	s.WaitListening(t, httpAddr)
 	if presampled {
 		s.WaitOutput(t, `"presampling": true`)
 	}
@@ -67,6 +75,15 @@ func testHold(t *testing.T, presampled bool) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithMaxExportBatchSize(37), sdktrace.WithBatchTimeout(200*time.Millisecond)),
 		sdktrace.WithSpanProcessor(rec), sdktrace.WithResource(newResource()))
 	tracer := tp.Tracer("e2e/hold")
+	logExp, err := otlploghttp.New(context.Background(), otlploghttp.WithEndpoint(httpAddr), otlploghttp.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewBatchProcessor(logExp, sdklog.WithExportMaxBatchSize(50), sdklog.WithExportInterval(200*time.Millisecond))),
+		sdklog.WithResource(newResource()))
+	logger := lp.Logger("e2e/hold")
+	const linesPerRequest = 2
+	lineTraces := map[string]trace.TraceID{}
 	const requests, getsPerRequest = 200, 8
 	failedTraces := map[trace.TraceID]bool{}
 	for i := range requests {
@@ -81,6 +98,15 @@ func testHold(t *testing.T, presampled bool) {
 				trace.WithAttributes(attribute.String("db.system", "redis")))
 			get.End()
 		}
+		for j := range linesPerRequest {
+			var r otellog.Record
+			r.SetSeverity(otellog.SeverityDebug)
+			r.SetSeverityText("debug")
+			msg := fmt.Sprintf("cache lookup %d:%d", i, j)
+			r.SetBody(attribute.StringValue(msg))
+			logger.Emit(ctx, r)
+			lineTraces[msg] = server.SpanContext().TraceID()
+		}
 		if i%10 == 0 {
 			server.SetStatus(codes.Error, "upstream failed")
 		}
@@ -88,6 +114,9 @@ func testHold(t *testing.T, presampled bool) {
 			failedTraces[server.SpanContext().TraceID()] = true
 		}
 		server.End()
+	}
+	if err := lp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	if err := tp.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -117,7 +146,16 @@ func testHold(t *testing.T, presampled bool) {
 	if rescueGets == 0 || sampledGets == 0 {
 		t.Fatalf("test traffic: %d GETs sampled, %d to rescue: nothing to observe", sampledGets, rescueGets)
 	}
+	wantLines := 0
+	for _, tid := range lineTraces {
+		if sampled(tid) || failedTraces[tid] {
+			wantLines++
+		}
+	}
 	if err := fake.WaitSpans("app-traces", len(want), 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.WaitEvents("app-logs", wantLines, 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if code := s.Stop(t); code != 0 {
@@ -152,22 +190,66 @@ func testHold(t *testing.T, presampled bool) {
 		}
 	}
 
-	var seen, kept, dropped, sumRescued int64
-	var weightSum float64
+	// Every debug line of a failed or slow request arrives, rescued unless
+	// its trace was sampled; no other line is rescued.
+	gotLines, rescuedLines := 0, 0
+	var summaries []map[string]any
 	for _, ev := range fake.Events("app-logs") {
-		sm, ok := ev["sampling"].(map[string]any)
-		if !ok || sm["summary"] != true {
+		if sm, ok := ev["sampling"].(map[string]any); ok && sm["summary"] == true {
+			summaries = append(summaries, sm)
 			continue
 		}
-		n := func(k string) int64 { v, _ := sm[k].(json.Number).Int64(); return v }
-		ws, _ := sm["weight_sum"].(json.Number).Float64()
-		seen, kept, dropped, sumRescued, weightSum = seen+n("seen"), kept+n("kept"), dropped+n("dropped"), sumRescued+n("rescued"), weightSum+ws
+		msg, _ := ev["message"].(string)
+		tid, ok := lineTraces[msg]
+		if !ok {
+			msg, _ = ev["body"].(string)
+			tid, ok = lineTraces[msg]
+		}
+		if !ok {
+			t.Errorf("unexpected event %v", ev)
+			continue
+		}
+		gotLines++
+		attrs, _ := ev["attributes"].(map[string]any)
+		switch {
+		case sampled(tid):
+			if attrs["sampling.rescued"] != nil {
+				t.Errorf("sampled line marked rescued: %v", ev)
+			}
+		case failedTraces[tid]:
+			rescuedLines++
+			if attrs["sampling.rescued"] != true {
+				t.Errorf("line of a failed request not marked rescued: %v", ev)
+			}
+		default:
+			t.Errorf("line of a successful request arrived unsampled: %v", ev)
+		}
 	}
-	t.Logf("%d GETs: %d sampled, %d rescued (weight sum %v)", gets, sampledGets, rescued, weightSum)
-	if seen != int64(gets) || kept != int64(sampledGets) || dropped != int64(gets-sampledGets) || sumRescued != int64(rescueGets) {
-		t.Errorf("summaries: seen %d kept %d dropped %d rescued %d; sent %d GETs, %d sampled, %d to rescue", seen, kept, dropped, sumRescued, gets, sampledGets, rescueGets)
+	if gotLines != wantLines {
+		t.Errorf("%d debug lines arrived, want %d", gotLines, wantLines)
 	}
-	if weightSum != float64(sampledGets*8) {
-		t.Errorf("summaries' weight_sum %v, want %d: rescued spans add 0", weightSum, sampledGets*8)
+
+	sums := map[string]map[string]float64{}
+	for _, sm := range summaries {
+		rule, _ := sm["rule"].(string)
+		if sums[rule] == nil {
+			sums[rule] = map[string]float64{}
+		}
+		for _, k := range []string{"seen", "kept", "dropped", "rescued", "weight_sum"} {
+			v, _ := sm[k].(json.Number).Float64()
+			sums[rule][k] += v
+		}
+	}
+	t.Logf("%d GETs: %d sampled, %d rescued; %d debug lines, %d rescued; summaries %v", gets, sampledGets, rescued, len(lineTraces), rescuedLines, sums)
+	g := sums["redis-get"]
+	if g["seen"] != float64(gets) || g["kept"] != float64(sampledGets) || g["dropped"] != float64(gets-sampledGets) || g["rescued"] != float64(rescueGets) {
+		t.Errorf("GET summaries %v; sent %d GETs, %d sampled, %d to rescue", g, gets, sampledGets, rescueGets)
+	}
+	if g["weight_sum"] != float64(sampledGets*8) {
+		t.Errorf("GET summaries' weight_sum %v, want %d: rescued spans add 0", g["weight_sum"], sampledGets*8)
+	}
+	l := sums["debug-logs"]
+	if l["seen"] != float64(len(lineTraces)) || l["kept"] != float64(wantLines-rescuedLines) || l["rescued"] != float64(rescuedLines) {
+		t.Errorf("debug line summaries %v; sent %d, %d sampled, %d rescued", l, len(lineTraces), wantLines-rescuedLines, rescuedLines)
 	}
 }

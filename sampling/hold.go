@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/sidecarhq/sidecar/sampling/internal/otlpwire"
@@ -34,10 +35,11 @@ const (
 	// 66 and 77 MB).
 	defaultHoldBytes = 8 << 20
 
-	// Bytes charged beyond the held protobuf: a held batch's record and
-	// each of its traces' map entry and reference.
+	// Bytes charged beyond the held protobuf: a held batch's record, and
+	// for each of its traces the map entry, its reference slice and its
+	// key in the batch (map buckets included: maps keep their peak size).
 	heldBatchCost = 96
-	heldTraceCost = 80
+	heldTraceCost = 160
 
 	// RescuedAttribute is true on spans kept because their request failed.
 	RescuedAttribute = "sampling.rescued"
@@ -62,9 +64,11 @@ func newHoldKey(trace pcommon.TraceID, service string) holdKey {
 	return holdKey{trace: trace, svc: uint64(fnvOffset.str(service))}
 }
 
-// heldBatch is the held spans of one request, as an ExportTraceServiceRequest.
+// heldBatch is the held spans of one request, as an ExportTraceServiceRequest,
+// or its held log records, as an ExportLogsServiceRequest.
 type heldBatch struct {
 	raw     []byte
+	logs    bool
 	at      time.Time
 	pending int       // spans neither released nor rescued
 	keys    []holdKey // its traces, each once
@@ -190,9 +194,9 @@ func (h *holder) verdict(key holdKey) (failed, known bool) {
 	return ok, ok
 }
 
-// add holds raw, the spans of keys (one entry per span).
-func (h *holder) add(raw []byte, keys []holdKey, now time.Time) {
-	b := &heldBatch{raw: raw, at: now, pending: len(keys)}
+// add holds raw, the spans (or log records) of keys, one entry per item.
+func (h *holder) add(raw []byte, logs bool, keys []holdKey, now time.Time) {
+	b := &heldBatch{raw: raw, logs: logs, at: now, pending: len(keys)}
 	for _, k := range keys {
 		refs := h.traces[k]
 		if n := len(refs); n > 0 && refs[n-1].b == b {
@@ -414,19 +418,30 @@ func (s *sampler) holdPdata(p *pdataHeld, now time.Time) {
 		s.hold.counts.released[releasedBudget] += int64(len(p.keys))
 		return
 	}
-	s.hold.add(raw, p.keys, now)
+	s.hold.add(raw, false, p.keys, now)
 }
 
-// takeRescued takes the held spans of the traces this request's failed
-// roots rescue out of the holder, as one request marked as rescued spans.
-func (s *sampler) takeRescued() (ptrace.Traces, bool) {
+// rescuedItems are held items of earlier requests that a request's failed
+// roots rescued, to be sent on once the sampler's lock is released.
+type rescuedItems struct {
+	td ptrace.Traces
+	ld plog.Logs
+}
+
+// takeRescued takes the held spans and log records of the traces this
+// request's failed roots rescue out of the holder, marked as rescued.
+func (s *sampler) takeRescued() rescuedItems {
+	var out rescuedItems
 	batches := s.hold.rescueBatches()
 	if len(batches) == 0 {
-		return ptrace.Traces{}, false
+		return out
 	}
-	out := ptrace.NewTraces()
 	pre := newWireAttrs(s.wireKeys)
 	for _, b := range batches {
+		if b.logs {
+			s.rescueLogs(&out, b)
+			continue
+		}
 		var res spanResource
 		pb, _, _, err := otlpwire.Filter(nil, b.raw, nil, func(r *otlpwire.Resource, sp *otlpwire.Span) (bool, []byte) {
 			if r != res.attrs.res {
@@ -457,10 +472,13 @@ func (s *sampler) takeRescued() (ptrace.Traces, bool) {
 		if err != nil {
 			continue
 		}
-		td.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+		if out.td == (ptrace.Traces{}) {
+			out.td = ptrace.NewTraces()
+		}
+		td.ResourceSpans().MoveAndAppendTo(out.td.ResourceSpans())
 	}
 	s.hold.finishRescue()
-	return out, out.SpanCount() > 0
+	return out
 }
 
 // firstRule is the rule that decides v.
@@ -473,13 +491,18 @@ func (s *sampler) firstRule(v *spanView) *rule {
 	return nil
 }
 
-// emitRescued sends rescued spans of earlier requests down the pipeline, as
-// a request of their own: their own requests have passed.
-func (s *sampler) emitRescued(ctx context.Context, td ptrace.Traces) {
-	if s.tracesNext == nil {
-		return
+// emitRescued sends rescued items of earlier requests down their pipelines,
+// as requests of their own: their own requests have passed.
+func (s *sampler) emitRescued(ctx context.Context, r rescuedItems) {
+	ctx = context.WithoutCancel(ctx)
+	if r.td != (ptrace.Traces{}) && r.td.SpanCount() > 0 && s.tracesNext != nil {
+		if err := s.tracesNext.ConsumeTraces(ctx, r.td); err != nil {
+			s.set.Logger.Warn("could not emit rescued spans", zap.Int("spans", r.td.SpanCount()), zap.Error(err))
+		}
 	}
-	if err := s.tracesNext.ConsumeTraces(context.WithoutCancel(ctx), td); err != nil {
-		s.set.Logger.Warn("could not emit rescued spans", zap.Int("spans", td.SpanCount()), zap.Error(err))
+	if r.ld != (plog.Logs{}) && r.ld.LogRecordCount() > 0 && s.logsNext != nil {
+		if err := s.logsNext.ConsumeLogs(ctx, r.ld); err != nil {
+			s.set.Logger.Warn("could not emit rescued log records", zap.Int("records", r.ld.LogRecordCount()), zap.Error(err))
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 )
@@ -281,7 +282,7 @@ func TestHolderCountsEverySpanOnce(t *testing.T) {
 			keys = append(keys, k, k, k)
 			all = append(all, k)
 		}
-		h.add(make([]byte, 300), keys, now)
+		h.add(make([]byte, 300), false, keys, now)
 		h.counts.held -= int64(rescued) // rescued spans leave the held count
 		if h.bytes > h.maxBytes {
 			t.Fatalf("%d bytes held over %d", h.bytes, h.maxBytes)
@@ -358,5 +359,58 @@ func TestWeightsStayUnbiasedWithHolding(t *testing.T) {
 	}
 	if math.Abs(sumIfOne-trueCount) < 4*sd {
 		t.Errorf("weight 1 for rescued spans would pass too (%v): the test cannot tell", sumIfOne)
+	}
+}
+
+// TestFailedRequestKeepsItsLogs: debug lines with a trace id that a rule
+// drops are held; the failed request's lines ship, rescued, when its root
+// span comes (before or after them), the successful one's do not.
+func TestFailedRequestKeepsItsLogs(t *testing.T) {
+	debug := RuleConfig{Name: "debug", Match: MatchConfig{Signal: "logs", Severity: []string{"debug"}}, Probability: 1.0 / 1024}
+	p := newPipeline(t, testConfig(holdRule, debug), true)
+	gen := newSpanGen(21)
+	lines := func(tid pcommon.TraceID, n int) plog.Logs {
+		ld := newLogBatch("shop")
+		recs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+		for range n {
+			rec := recs.AppendEmpty()
+			rec.SetTraceID(tid)
+			rec.SetSeverityNumber(plog.SeverityNumberDebug)
+			rec.Body().SetStr("cache miss")
+		}
+		return ld
+	}
+	consumeLogs := func(ld plog.Logs) {
+		if err := p.logs.ConsumeLogs(context.Background(), ld); err != nil {
+			t.Fatal(err)
+		}
+	}
+	td, spans := newBatch("shop")
+	failed := addRequest(gen, spans, spans, 0, true)
+	okTD, okSpans := newBatch("shop")
+	ok := addRequest(gen, okSpans, okSpans, 0, false)
+	early, earlySpans := newBatch("shop")
+	failedFirst := addRequest(gen, earlySpans, earlySpans, 0, true)
+
+	consumeLogs(lines(failed.root.TraceID(), 30)) // held
+	consumeLogs(lines(ok.root.TraceID(), 30))     // held
+	p.consume(t, early)                           // a failed root before its lines
+	consumeLogs(lines(failedFirst.root.TraceID(), 30))
+	p.consume(t, td) // rescues the first 30
+	p.consume(t, okTD)
+
+	byTrace := map[pcommon.TraceID]int{}
+	for _, rec := range p.logRec.records {
+		if r, _ := rec.Attributes().Get(RescuedAttribute); !r.Bool() {
+			continue
+		}
+		if w, _ := rec.Attributes().Get(WeightAttribute); w.Double() != 0 {
+			t.Errorf("rescued line has weight %v", w.Double())
+		}
+		byTrace[rec.TraceID()]++
+	}
+	if byTrace[failed.root.TraceID()] != 30 || byTrace[failedFirst.root.TraceID()] != 30 || byTrace[ok.root.TraceID()] != 0 {
+		t.Fatalf("rescued lines: failed %d, failed root first %d, succeeded %d; want 30, 30, 0",
+			byTrace[failed.root.TraceID()], byTrace[failedFirst.root.TraceID()], byTrace[ok.root.TraceID()])
 	}
 }

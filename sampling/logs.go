@@ -2,6 +2,7 @@ package sampling
 
 import (
 	"context"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -113,18 +114,34 @@ func (s *sampler) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, err
 		return ld, nil
 	}
 	s.mu.Lock()
+	now := time.Now()
+	if s.hold != nil {
+		s.hold.begin(now)
+	}
+	s.lheld.reset()
+	ri, si := -1, -1
 	v := logView{scratch: s.scratch}
 	ld.ResourceLogs().RemoveIf(func(rl plog.ResourceLogs) bool {
+		ri++
 		v.resAttrs = rl.Resource().Attributes()
 		v.service = serviceName(mapAttrs(v.resAttrs))
 		rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool {
+			si++
 			sl.LogRecords().RemoveIf(func(rec plog.LogRecord) bool {
 				v.rec = rec
 				d := s.decideLog(&v)
 				if d.rule == nil {
 					return false
 				}
-				if !d.keep {
+				act, key := s.holdLogDecision(&v, &d)
+				switch {
+				case act == holdCapture:
+					s.lheld.add(ri, si, rl, sl, rec, key)
+					return true
+				case act == holdRescue:
+					markRescuedLog(rec, d.rule.name)
+					return false
+				case !d.keep:
 					return true
 				}
 				rec.Attributes().PutDouble(WeightAttribute, d.weight)
@@ -135,6 +152,9 @@ func (s *sampler) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, err
 		})
 		return rl.ScopeLogs().Len() == 0
 	})
+	if s.hold != nil {
+		s.holdLogs(&s.lheld, now)
+	}
 	s.flushCounts(ctx, signalLogs)
 	s.scratch = v.scratch
 	s.mu.Unlock()

@@ -79,17 +79,14 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 		}
 		return true, s.extras
 	})
-	var rescued ptrace.Traces
-	var emit bool
+	var rescued rescuedItems
 	if s.hold != nil && err == nil {
 		s.holdRaw(req, now)
-		rescued, emit = s.takeRescued()
+		rescued = s.takeRescued()
 	}
 	s.flushCounts(ctx, signalTraces)
 	s.mu.Unlock()
-	if emit {
-		s.emitRescued(ctx, rescued)
-	}
+	s.emitRescued(ctx, rescued)
 	return out, total, err
 }
 
@@ -113,7 +110,7 @@ func (s *sampler) holdRaw(req []byte, now time.Time) {
 	if len(held) > 0 && &held[0] == &req[0] { // every span held: held is req, which the receiver reuses
 		held = slices.Clone(held)
 	}
-	s.hold.add(held, s.captKeys, now)
+	s.hold.add(held, false, s.captKeys, now)
 }
 
 // FilterTracesJSON implements presample.Filter: the OTLP/JSON request is

@@ -78,7 +78,8 @@ type rule struct {
 }
 
 // ruleCounts are a batch's counts; rescued spans are among the dropped.
-type ruleCounts struct{ seen, kept, dropped, rescued int64 }
+// rescuedLogs are log records rescued by a traces request (see holdlogs.go).
+type ruleCounts struct{ seen, kept, dropped, rescued, rescuedLogs int64 }
 
 // sampler is the processor state shared by the traces and logs pipelines of
 // one configured instance.
@@ -102,6 +103,7 @@ type sampler struct {
 	wireKeys  []string // see spanAttrKeys
 	hold      *holder  // nil: holding off
 	pheld     pdataHeld
+	lheld     pdataHeldLogs
 	capture   []int     // ordinals of a raw request's spans to hold
 	captKeys  []holdKey // and their traces
 

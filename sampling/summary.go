@@ -195,9 +195,7 @@ func (t *summaryTable) toLogs(ruleNames []string, end time.Time) plog.Logs {
 		s.PutInt("seen", int64(st.seen))
 		s.PutInt("kept", int64(st.kept))
 		s.PutInt("dropped", int64(st.dropped))
-		if k.signal == signalTraces {
-			s.PutInt("rescued", int64(st.rescued))
-		}
+		s.PutInt("rescued", int64(st.rescued))
 		s.PutInt("errors", int64(st.errors))
 		s.PutDouble("weight_sum", st.weightSum)
 		if k.signal == signalTraces && st.seen > 0 {

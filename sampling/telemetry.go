@@ -31,8 +31,8 @@ func newSelfMetrics(set processor.Settings, rules []string) (*selfMetrics, error
 		kept:     b.Counter("kept_items", "{item}", "Items matched by a sampling rule and kept."),
 		dropped:  b.Counter("dropped_items", "{item}", "Items matched by a sampling rule and dropped (they are counted in summary events)."),
 		rescued:  b.Counter("rescued_items", "{item}", "Items a sampling rule dropped that were shipped after all because their request failed or was slow."),
-		held:     b.Counter("held_items", "{item}", "Spans a sampling rule dropped that were held until their local root was seen."),
-		released: b.Counter("released_items", "{item}", "Held spans dropped as decided, by reason: root_ok (the request succeeded), window, budget (released early), shutdown."),
+		held:     b.Counter("held_items", "{item}", "Spans, and log records with a trace id, that a sampling rule dropped, held until their local root was seen."),
+		released: b.Counter("released_items", "{item}", "Held items dropped as decided, by reason: root_ok (the request succeeded), window, budget (released early), shutdown."),
 	}
 	m.heldOpt = b.Attributes()
 	for i, r := range releaseReasonNames {
@@ -57,6 +57,9 @@ func (m *selfMetrics) record(ctx context.Context, ruleIndex int, sig signalMask,
 	m.dropped.Add(ctx, c.dropped, opt)
 	if c.rescued > 0 {
 		m.rescued.Add(ctx, c.rescued, opt)
+	}
+	if c.rescuedLogs > 0 {
+		m.rescued.Add(ctx, c.rescuedLogs, m.opts[1][ruleIndex])
 	}
 }
 

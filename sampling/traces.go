@@ -217,17 +217,14 @@ func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.T
 		})
 		return rs.ScopeSpans().Len() == 0
 	})
-	var rescued ptrace.Traces
-	var emit bool
+	var rescued rescuedItems
 	if s.hold != nil {
 		s.holdPdata(&s.pheld, now)
-		rescued, emit = s.takeRescued()
+		rescued = s.takeRescued()
 	}
 	s.flushCounts(ctx, signalTraces)
 	s.mu.Unlock()
-	if emit {
-		s.emitRescued(ctx, rescued)
-	}
+	s.emitRescued(ctx, rescued)
 	if td.ResourceSpans().Len() == 0 {
 		return td, processorhelper.ErrSkipProcessingData
 	}
