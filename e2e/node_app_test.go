@@ -56,7 +56,8 @@ const (
 // The example app under Node and under Bun, under load, its stdout piped into
 // the real sidecar (embedded:stdin plus a Redis rule): every log line arrives
 // once in @axiomhq/pino's shape, every server span arrives, exactly the Redis
-// spans the rule keeps arrive with their weights, the summaries account for
+// spans the rule keeps arrive with their weights (and those it dropped from
+// failed or slow requests, rescued with weight 0), the summaries account for
 // every Redis span, logs join their server spans by trace and span id, and
 // the app holds no socket but its listener, its clients and Redis.
 func TestNodeAppShipsLogsAndSpansThroughStdoutOnly(t *testing.T) {
@@ -383,7 +384,20 @@ func canonicalJSON(t *testing.T, v any) string {
 func checkNodeAppSpans(t *testing.T, fake *axiomtest.Server, written ptrace.Traces) {
 	t.Helper()
 	got := spansByID(t, fake.Traces("app-traces"))
-	var servers, redis, keptRedis, ruleKept, errs int
+	// A request that failed or was slow rescues the Redis spans the rule
+	// dropped (deferred drops, sampling/README.md): its server span is the
+	// local root they wait for.
+	rescuing := map[pcommon.TraceID]bool{}
+	for _, rs := range written.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				if sp.Kind() == ptrace.SpanKindServer {
+					rescuing[sp.TraceID()] = failedOrSlow(sp)
+				}
+			}
+		}
+	}
+	var servers, redis, keptRedis, ruleKept, rescued, errs int
 	for _, rs := range written.ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
@@ -401,7 +415,7 @@ func checkNodeAppSpans(t *testing.T, fake *axiomtest.Server, written ptrace.Trac
 				case isRedis(sp):
 					redis++
 					failed := sp.Status().Code() == ptrace.StatusCodeError
-					slow := sp.EndTimestamp().AsTime().Sub(sp.StartTimestamp().AsTime()) >= nodeAppMinDuration
+					slow := spanDuration(sp) >= nodeAppMinDuration
 					tid := sp.TraceID()
 					byRule := binary.BigEndian.Uint64(tid[8:])&(1<<56-1) >= nodeAppThreshold
 					if failed {
@@ -419,6 +433,12 @@ func checkNodeAppSpans(t *testing.T, fake *axiomtest.Server, written ptrace.Trac
 						if !arrived || weight != 4 || tracestate != "ot=th:c" {
 							t.Errorf("sampled Redis span %q: arrived %v, weight %v, tracestate %q", sp.Name(), arrived, weight, tracestate)
 						}
+					case rescuing[tid]:
+						rescued++
+						r, _ := g.Attributes().Get("sampling.rescued")
+						if !arrived || !r.Bool() || weight != 0 || tracestate != "" {
+							t.Errorf("Redis span %q of a failed or slow request: arrived %v, rescued %v, weight %v, tracestate %q", sp.Name(), arrived, r.AsRaw(), weight, tracestate)
+						}
 					default:
 						if arrived {
 							t.Errorf("Redis span %q arrived; the rule drops it", sp.Name())
@@ -430,18 +450,18 @@ func checkNodeAppSpans(t *testing.T, fake *axiomtest.Server, written ptrace.Trac
 			}
 		}
 	}
-	t.Logf("%d server spans, %d Redis spans: %d kept (%d by the rule), %d errors", servers, redis, keptRedis, ruleKept, errs)
+	t.Logf("%d server spans, %d Redis spans: %d kept (%d by the rule), %d rescued, %d errors", servers, redis, keptRedis, ruleKept, rescued, errs)
 	if servers != nodeAppRequests {
 		t.Errorf("the app wrote %d server spans for %d requests", servers, nodeAppRequests)
 	}
-	if len(got) != servers+keptRedis {
-		t.Errorf("%d spans in Axiom, want %d", len(got), servers+keptRedis)
+	if len(got) != servers+keptRedis+rescued {
+		t.Errorf("%d spans in Axiom, want %d", len(got), servers+keptRedis+rescued)
 	}
 	if ruleKept == 0 || ruleKept == redis {
 		t.Errorf("the rule kept %d of %d Redis spans: no sampling to observe", ruleKept, redis)
 	}
 
-	var seen, kept, dropped, summaryErrs int64
+	var seen, kept, dropped, summaryRescued, summaryErrs int64
 	for _, ev := range fake.Events("app-logs") {
 		s, ok := ev["sampling"].(map[string]any)
 		if !ok || s["summary"] != true {
@@ -451,11 +471,13 @@ func checkNodeAppSpans(t *testing.T, fake *axiomtest.Server, written ptrace.Trac
 		if s["rule"] != "redis" || s["service"] != "node-app" || n("seen") != n("kept")+n("dropped") {
 			t.Errorf("summary %v", s)
 		}
-		seen, kept, dropped, summaryErrs = seen+n("seen"), kept+n("kept"), dropped+n("dropped"), summaryErrs+n("errors")
+		seen, kept, dropped = seen+n("seen"), kept+n("kept"), dropped+n("dropped")
+		summaryRescued, summaryErrs = summaryRescued+n("rescued"), summaryErrs+n("errors")
 	}
-	if seen != int64(redis) || kept != int64(keptRedis) || dropped != int64(redis-keptRedis) || summaryErrs != int64(errs) {
-		t.Errorf("summaries: seen %d kept %d dropped %d errors %d; the app wrote %d Redis spans, %d kept, %d errors",
-			seen, kept, dropped, summaryErrs, redis, keptRedis, errs)
+	// A rescued span stays among the dropped and is counted again in rescued.
+	if seen != int64(redis) || kept != int64(keptRedis) || dropped != int64(redis-keptRedis) || summaryRescued != int64(rescued) || summaryErrs != int64(errs) {
+		t.Errorf("summaries: seen %d kept %d dropped %d rescued %d errors %d; the app wrote %d Redis spans, %d kept, %d rescued, %d errors",
+			seen, kept, dropped, summaryRescued, summaryErrs, redis, keptRedis, rescued, errs)
 	}
 
 	// Every "request completed" line names the server span of its request.
@@ -480,6 +502,24 @@ func checkNodeAppSpans(t *testing.T, fake *axiomtest.Server, written ptrace.Trac
 	if len(joined) != servers {
 		t.Errorf("%d server spans have their request's log line, want all %d", len(joined), servers)
 	}
+}
+
+// failedOrSlow tells whether a local root rescues its trace's dropped
+// spans: status ERROR, an exception event, or always_keep's min_duration.
+func failedOrSlow(sp ptrace.Span) bool {
+	if sp.Status().Code() == ptrace.StatusCodeError || spanDuration(sp) >= nodeAppMinDuration {
+		return true
+	}
+	for _, ev := range sp.Events().All() {
+		if ev.Name() == "exception" {
+			return true
+		}
+	}
+	return false
+}
+
+func spanDuration(sp ptrace.Span) time.Duration {
+	return sp.EndTimestamp().AsTime().Sub(sp.StartTimestamp().AsTime())
 }
 
 // spanWeight is a span's sampling.adjusted_count, 0 if it has none.
