@@ -37,7 +37,7 @@ func newTelemetry(set exporter.Settings, signal string) (*telemetry, error) {
 		failed: b.Counter("failed_items", "{item}",
 			"Events Axiom answered as failed in a successful ingest response (partial failure); not retried."),
 		rejected: b.Counter("rejected_items", "{item}",
-			"Events or spans dropped because Axiom rejected the request permanently (400, 401, 403, 404, ...)."),
+			"Events or spans dropped because Axiom rejected the request permanently (400, 404, ...; a refused token is held, not dropped)."),
 		droppedShutdown: b.Counter("shutdown_dropped_items", "{item}",
 			"Events or spans whose delivery was cut off by shutdown_timeout."),
 		requests:   b.Counter("requests", "{request}", "HTTP requests to Axiom by answer status."),
