@@ -149,22 +149,21 @@ func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.Ob
 		td = req.Traces()
 		n = td.SpanCount()
 	}
-	if err != nil || n == 0 {
+	if err != nil {
 		return err
 	}
-
-	ctx = obs.StartTracesOp(ctx)
-	if td.SpanCount() > 0 {
+	return operation(ctx, enc, n, obs.StartTracesOp, obs.EndTracesOp, func(ctx context.Context) error {
+		if td.SpanCount() == 0 {
+			return nil // the filter dropped them all
+		}
 		if decided != nil {
 			ctx = presample.WithDecided(ctx, decided)
 		}
 		for i := range td.ResourceSpans().Len() {
 			workload.AddMissing(td.ResourceSpans().At(i).Resource().Attributes(), r.identity)
 		}
-		err = r.nextTraces.ConsumeTraces(ctx, td)
-	}
-	obs.EndTracesOp(ctx, enc.format(), n, err)
-	return err
+		return r.nextTraces.ConsumeTraces(ctx, td)
+	})
 }
 
 // presample runs the filter over a request and decodes the spans it keeps
@@ -204,17 +203,12 @@ func (r *otlpReceiver) consumeLogs(ctx context.Context, obs *receiverhelper.ObsR
 		return err
 	}
 	ld := req.Logs()
-	n := ld.LogRecordCount()
-	if n == 0 {
-		return nil
-	}
 	for i := range ld.ResourceLogs().Len() {
 		workload.AddMissing(ld.ResourceLogs().At(i).Resource().Attributes(), r.identity)
 	}
-	ctx = obs.StartLogsOp(ctx)
-	err := r.nextLogs.ConsumeLogs(ctx, ld)
-	obs.EndLogsOp(ctx, enc.format(), n, err)
-	return err
+	return operation(ctx, enc, ld.LogRecordCount(), obs.StartLogsOp, obs.EndLogsOp, func(ctx context.Context) error {
+		return r.nextLogs.ConsumeLogs(ctx, ld)
+	})
 }
 
 func (r *otlpReceiver) consumeMetrics(ctx context.Context, obs *receiverhelper.ObsReport, enc encoding, body []byte) error {
@@ -223,12 +217,22 @@ func (r *otlpReceiver) consumeMetrics(ctx context.Context, obs *receiverhelper.O
 		return err
 	}
 	md := req.Metrics()
-	n := md.DataPointCount()
+	return operation(ctx, enc, md.DataPointCount(), obs.StartMetricsOp, obs.EndMetricsOp, func(ctx context.Context) error {
+		return r.nextMetrics.ConsumeMetrics(ctx, md)
+	})
+}
+
+// operation hands a request of n items to the pipeline with consume, as one
+// of obs's operations for the signal (start and end); a request with no
+// items is not passed on.
+func operation(ctx context.Context, enc encoding, n int, start func(context.Context) context.Context,
+	end func(context.Context, string, int, error), consume func(context.Context) error,
+) error {
 	if n == 0 {
 		return nil
 	}
-	ctx = obs.StartMetricsOp(ctx)
-	err := r.nextMetrics.ConsumeMetrics(ctx, md)
-	obs.EndMetricsOp(ctx, enc.format(), n, err)
+	ctx = start(ctx)
+	err := consume(ctx)
+	end(ctx, enc.format(), n, err)
 	return err
 }
