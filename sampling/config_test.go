@@ -42,7 +42,8 @@ func TestLoadConfig(t *testing.T) {
 	}
 	if cfg.AlwaysKeep.MinDuration != time.Second || len(cfg.Rules) != 4 || cfg.Summaries.Interval != 30*time.Second ||
 		cfg.Structure.RecentParents != 1000 || cfg.Rules[0].KeepIf.MinDuration != 25*time.Millisecond ||
-		cfg.Rules[1].TargetPerSecond != 20 || cfg.Rules[1].Key[0] != "span.name" {
+		cfg.Rules[1].TargetPerSecond != 20 || cfg.Rules[1].Key[0] != "span.name" ||
+		cfg.Hold != (HoldConfig{Window: 5 * time.Second, MaxBytes: 1 << 20}) || cfg.Rules[1].Hold == nil || *cfg.Rules[1].Hold || cfg.Rules[0].Hold != nil {
 		t.Fatalf("unexpected config %+v", cfg)
 	}
 	for i := range cfg.Rules {
@@ -76,6 +77,8 @@ func TestValidateErrorsNameTheRule(t *testing.T) {
 		{"summaries: {interval: 0s}", `summaries.interval must be positive`},
 		{"structure: {recent_parents: 0}", `structure.recent_parents must be positive`},
 		{"upstream_probability: 0", `upstream_probability must be in (0, 1], got 0`},
+		{"hold: {window: 0s}", `hold.window must be positive, got 0s`},
+		{"hold: {max_bytes: -1}", `hold.max_bytes must not be negative (0 turns holding off), got -1`},
 		{"rules: [{name: u, probability: 0.5, upstream_probability: 2}]", `rules[0] ("u"): upstream_probability must be in (0, 1], got 2`},
 	}
 	for _, c := range cases {
