@@ -50,7 +50,7 @@ func (s ByteSize) String() string {
 // 96 MB peak RSS (the e2e memory test), of which the process itself, its
 // receivers and the garbage collector's headroom take the larger part.
 const (
-	defaultMemoryBudget    = 24 << 20
+	defaultMemoryBudget    = 16 << 20
 	defaultDiskBudget      = 1 << 30
 	defaultMaxRequestBytes = 4 << 20
 	// minRequestBytes keeps a request able to hold one record at the
