@@ -44,15 +44,13 @@ func fastValues(body []byte, array bool, max int) (values []any, ok bool) {
 			p.skipSpace()
 			continue
 		}
-		p.skipSpace()
-		if p.consume(']') {
+		switch end, ok := p.afterItem(']'); {
+		case !ok:
+			return nil, false
+		case end:
 			p.skipSpace()
 			return values, p.i == len(p.b)
 		}
-		if !p.consume(',') {
-			return nil, false
-		}
-		p.skipSpace()
 	}
 }
 
@@ -135,14 +133,12 @@ func (p *fastParser) object(depth int) (any, bool) {
 			return nil, false
 		}
 		m[k] = v // a repeated key keeps its last value, as in encoding/json
-		p.skipSpace()
-		if p.consume('}') {
+		switch end, ok := p.afterItem('}'); {
+		case !ok:
+			return nil, false
+		case end:
 			return m, true
 		}
-		if !p.consume(',') {
-			return nil, false
-		}
-		p.skipSpace()
 	}
 }
 
@@ -159,15 +155,27 @@ func (p *fastParser) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		p.skipSpace()
-		if p.consume(']') {
+		switch end, ok := p.afterItem(']'); {
+		case !ok:
+			return nil, false
+		case end:
 			return a, true
 		}
-		if !p.consume(',') {
-			return nil, false
-		}
-		p.skipSpace()
 	}
+}
+
+// afterItem reads what follows an item of an array or object: its closing
+// byte (end), or a comma and the space after it. Anything else is not ok.
+func (p *fastParser) afterItem(closing byte) (end, ok bool) {
+	p.skipSpace()
+	if p.consume(closing) {
+		return true, true
+	}
+	if !p.consume(',') {
+		return false, false
+	}
+	p.skipSpace()
+	return false, true
 }
 
 // string reads a string at p.i. Plain strings (no escapes, valid UTF-8, no
