@@ -60,8 +60,14 @@ type holdKey struct {
 	svc   uint64 // hash of service.name
 }
 
+// newHoldKey is the key of trace's part in service; items without a
+// service.name (lines read from stdout, say) get svc 0, which every
+// service's local root of the trace decides.
 func newHoldKey(trace pcommon.TraceID, service string) holdKey {
-	return holdKey{trace: trace, svc: uint64(fnvOffset.str(service))}
+	if service == "" {
+		return holdKey{trace: trace}
+	}
+	return holdKey{trace: trace, svc: uint64(fnvOffset.str(service)) | 1}
 }
 
 // heldBatch is the held spans of one request, as an ExportTraceServiceRequest,
@@ -162,8 +168,16 @@ func (h *holder) forgetFailed() {
 	h.failedQ = h.failedQ[1:]
 }
 
-// noteRoot records a local root of the request being decided.
+// noteRoot records a local root of the request being decided, for its
+// service's part of the trace and for the part without a service.
 func (h *holder) noteRoot(key holdKey, failed bool, now time.Time) {
+	h.note(key, failed, now)
+	if key.svc != 0 {
+		h.note(holdKey{trace: key.trace}, failed, now)
+	}
+}
+
+func (h *holder) note(key holdKey, failed bool, now time.Time) {
 	if h.roots[key] {
 		return // a failed root of the trace was seen already
 	}

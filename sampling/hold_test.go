@@ -6,10 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/sidecarhq/sidecar/sampling/internal/metadata"
 )
 
 // holdRule drops nearly every Redis GET, so that whatever of a request's
@@ -364,7 +370,8 @@ func TestWeightsStayUnbiasedWithHolding(t *testing.T) {
 
 // TestFailedRequestKeepsItsLogs: debug lines with a trace id that a rule
 // drops are held; the failed request's lines ship, rescued, when its root
-// span comes (before or after them), the successful one's do not.
+// span comes (before or after them), lines without a service.name too, the
+// successful one's do not.
 func TestFailedRequestKeepsItsLogs(t *testing.T) {
 	debug := RuleConfig{Name: "debug", Match: MatchConfig{Signal: "logs", Severity: []string{"debug"}}, Probability: 1.0 / 1024}
 	p := newPipeline(t, testConfig(holdRule, debug), true)
@@ -392,9 +399,12 @@ func TestFailedRequestKeepsItsLogs(t *testing.T) {
 	early, earlySpans := newBatch("shop")
 	failedFirst := addRequest(gen, earlySpans, earlySpans, 0, true)
 
-	consumeLogs(lines(failed.root.TraceID(), 30)) // held
-	consumeLogs(lines(ok.root.TraceID(), 30))     // held
-	p.consume(t, early)                           // a failed root before its lines
+	consumeLogs(lines(failed.root.TraceID(), 20)) // held
+	stdout := lines(failed.root.TraceID(), 10)    // no service.name, as stdout lines
+	stdout.ResourceLogs().At(0).Resource().Attributes().Clear()
+	consumeLogs(stdout)
+	consumeLogs(lines(ok.root.TraceID(), 30)) // held
+	p.consume(t, early)                       // a failed root before its lines
 	consumeLogs(lines(failedFirst.root.TraceID(), 30))
 	p.consume(t, td) // rescues the first 30
 	p.consume(t, okTD)
@@ -412,5 +422,56 @@ func TestFailedRequestKeepsItsLogs(t *testing.T) {
 	if byTrace[failed.root.TraceID()] != 30 || byTrace[failedFirst.root.TraceID()] != 30 || byTrace[ok.root.TraceID()] != 0 {
 		t.Fatalf("rescued lines: failed %d, failed root first %d, succeeded %d; want 30, 30, 0",
 			byTrace[failed.root.TraceID()], byTrace[failedFirst.root.TraceID()], byTrace[ok.root.TraceID()])
+	}
+}
+
+// TestHoldSelfMetricsCountEverySpanOnce: every held span is counted once
+// as it ends: rescued (its request failed), released for root_ok, or
+// released at shutdown (its root never came).
+func TestHoldSelfMetricsCountEverySpanOnce(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	set := processortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	p := newPipeline(t, testConfig(holdRule), false, set)
+	gen := newSpanGen(13)
+	leaves, _ := newBatch("shop")
+	roots, rootSpans := newBatch("shop")
+	l := leaves.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := range 30 {
+		switch i % 3 {
+		case 0:
+			addRequest(gen, l, rootSpans, 10, true)
+		case 1:
+			addRequest(gen, l, rootSpans, 10, false)
+		default:
+			addRequest(gen, l, ptrace.NewSpanSlice(), 10, false) // root lost
+		}
+	}
+	p.consume(t, leaves)
+	p.consume(t, roots)
+	p.shutdown(t)
+
+	sum := func(name, key, value string) int64 {
+		m, err := tel.GetMetric(name)
+		if err != nil {
+			return 0
+		}
+		n := int64(0)
+		for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			if v, _ := dp.Attributes.Value(attribute.Key(key)); key == "" || v.AsString() == value {
+				n += dp.Value
+			}
+		}
+		return n
+	}
+	held := sum("otelcol_processor_sampling_held_items", "", "")
+	rescued := sum("otelcol_processor_sampling_rescued_items", "", "")
+	rootOK := sum("otelcol_processor_sampling_released_items", "reason", "root_ok")
+	shutdown := sum("otelcol_processor_sampling_released_items", "reason", "shutdown")
+	dropped := sum("otelcol_processor_sampling_dropped_items", "", "")
+	t.Logf("dropped %d: held %d = rescued %d + released root_ok %d + shutdown %d", dropped, held, rescued, rootOK, shutdown)
+	if held != dropped || held != rescued+rootOK+shutdown || rescued == 0 || rootOK == 0 || shutdown == 0 {
+		t.Fatalf("dropped %d, held %d, rescued %d, released root_ok %d, shutdown %d", dropped, held, rescued, rootOK, shutdown)
 	}
 }
