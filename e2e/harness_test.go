@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sidecarhq/sidecar/internal/freeport"
 )
 
 // sidecarBinary is the binary under test, built once by TestMain.
@@ -223,15 +225,12 @@ func (s *Sidecar) Kill(t *testing.T) {
 	<-s.done
 }
 
-// FreeAddr returns a 127.0.0.1 address with a port that was free just now.
+// FreeAddr returns a 127.0.0.1 address for a process the test starts to
+// listen on, free now and no other test's until t ends (see freeport), so a
+// sidecar restarted on the same ports finds them free too.
 func FreeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return freeport.Addr(t)
 }
 
 // lockedBuffer collects process output written from several goroutines.
