@@ -35,6 +35,7 @@ import (
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
+	"github.com/sidecarhq/sidecar/internal/losses"
 	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
 	"github.com/sidecarhq/sidecar/sampling"
@@ -428,8 +429,22 @@ func TestPluginAnswersFluentBitByAxiomsAnswer(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("harness results\n%s\nwant\n%s\nlog:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), logs)
 	}
-	if n := fake.EventCount("logs"); n != 50 {
-		t.Errorf("%d events, want the chunk's 50 once", n)
+	// Besides the chunk, the logs dataset holds the report of the 50
+	// records Axiom rejected with 400.
+	var events int
+	var reported []any
+	for _, ev := range fake.Events("logs") {
+		if ev["sidecar.event"] == losses.EventKind {
+			reported = append(reported, ev["reason"], ev["dropped_items"])
+			continue
+		}
+		events++
+	}
+	if events != 50 {
+		t.Errorf("%d events, want the chunk's 50 once", events)
+	}
+	if fmt.Sprint(reported) != "[rejected 50]" {
+		t.Errorf("loss reports (reason, records): %v, want one of 50 rejected", reported)
 	}
 	if n := strings.Count(logs, "Axiom rejected"); n != 1 {
 		t.Errorf("the rejection was logged %d times, want once:\n%s", n, logs)
