@@ -25,6 +25,7 @@ import (
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/whenfull"
 	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
@@ -33,6 +34,15 @@ const (
 	retryFirst = 10 * time.Millisecond
 	retryMax   = time.Second
 )
+
+// whenFullBytes is how many line bytes a source with a when_full drop
+// policy holds in memory while the pipeline refuses; decoded, they take
+// about twice that.
+const whenFullBytes = 2 << 20
+
+// whenFullDrain is how long Shutdown keeps offering the batches a when_full
+// buffer still holds before it drops (and counts) them.
+const whenFullDrain = 2 * time.Second
 
 type stdoutReceiver struct {
 	sharedinstance.Member // one instance serves all its pipelines
@@ -43,6 +53,7 @@ type stdoutReceiver struct {
 	traces   consumer.Traces // nil when no traces pipeline uses the receiver
 	obs      *receiverhelper.ObsReport
 	metrics  *selfMetrics
+	drops    *drops
 	decoders sync.Pool
 	// filter is the sampling processor's pre-sampling filter that decides
 	// span lines; nil without sampling_processor. Set in Start.
@@ -66,6 +77,8 @@ type stdoutReceiver struct {
 	tailer                  *tail.Tailer
 	storage                 storage.Client
 	forward                 *forward.Server
+	// buffers are the when_full buffers of sources with a drop policy.
+	buffers []*whenfull.Buffer
 }
 
 func newReceiver(set receiver.Settings, cfg *Config) (*stdoutReceiver, error) {
@@ -82,7 +95,7 @@ func newReceiver(set receiver.Settings, cfg *Config) (*stdoutReceiver, error) {
 		return nil, err
 	}
 	return &stdoutReceiver{
-		cfg: cfg, set: set, obs: obs, metrics: metrics,
+		cfg: cfg, set: set, obs: obs, metrics: metrics, drops: newDrops(set.Logger),
 		stdinSrc: os.Stdin, endProcess: stdin.EndProcess,
 		stop: make(chan struct{}),
 	}, nil
@@ -129,7 +142,7 @@ func (r *stdoutReceiver) start(ctx context.Context, host component.Host) error {
 		r.tailer = t
 	}
 	if fc := r.cfg.Forward.Get(); fc != nil {
-		s, err := forward.New(*fc, forward.Settings{Logger: log.Named("forward"), MaxLineBytes: r.cfg.MaxLineBytes}, r.consume)
+		s, err := forward.New(*fc, forward.Settings{Logger: log.Named("forward"), MaxLineBytes: r.cfg.MaxLineBytes}, r.sink(fc.WhenFull))
 		if err != nil {
 			return fmt.Errorf("forward: %w", err)
 		}
@@ -143,7 +156,7 @@ func (r *stdoutReceiver) start(ctx context.Context, host component.Host) error {
 		if sc.ExitOnEOF {
 			set.AtEOF = func() { r.endProcess(r.stop) }
 		}
-		r.stdin = stdin.New(r.stdinSrc, set, r.consume)
+		r.stdin = stdin.New(r.stdinSrc, set, r.sink(sc.WhenFull))
 		r.stdin.Start()
 	}
 	return nil
@@ -176,6 +189,12 @@ func (r *stdoutReceiver) Shutdown(ctx context.Context) error {
 		if r.tailer != nil {
 			errs = append(errs, r.tailer.Shutdown(ctx))
 		}
+		dctx, cancel := context.WithTimeout(ctx, whenFullDrain)
+		for _, b := range r.buffers {
+			b.Close(dctx)
+		}
+		cancel()
+		r.drops.flush()
 		if r.storage != nil {
 			errs = append(errs, r.storage.Close(ctx))
 		}
@@ -184,10 +203,62 @@ func (r *stdoutReceiver) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// consume is the stream.Sink every transport feeds: it decodes the batch
-// and pushes it on, retrying while the pipeline refuses, so that a
-// transport blocked here stops reading its source.
-func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
+// sink is the stream.Sink of a source with the given when_full policy:
+// consume for block; for a drop policy, one that decodes the batch and
+// hands it to a whenfull.Buffer, which never waits for the pipeline.
+func (r *stdoutReceiver) sink(policy whenfull.Policy) stream.Sink {
+	if !policy.Drops() {
+		return r.consume
+	}
+	buf := whenfull.New(whenfull.Settings{
+		Policy: policy, Limit: whenFullBytes,
+		Drop: func(n int, why whenfull.Reason) { r.drop(context.Background(), n, string(why)) },
+		Refused: func(error) { r.metrics.recordRefused(context.Background()) },
+		RetryFirst: retryFirst, RetryMax: retryMax,
+	})
+	r.buffers = append(r.buffers, buf)
+	return func(ctx context.Context, b stream.Batch) error {
+		out := r.decode(ctx, b)
+		p := &pending{r: r, out: out}
+		buf.Put(ctx, whenfull.Batch{
+			Records: out.Logs.LogRecordCount() + out.Traces.SpanCount(),
+			Bytes:   lineBytes(b), Push: p.push, Done: b.Done,
+		})
+		return nil
+	}
+}
+
+func lineBytes(b stream.Batch) int {
+	n := 0
+	for _, l := range b.Lines {
+		n += len(l.Data)
+	}
+	return n
+}
+
+// pending is a decoded batch a when_full buffer holds: its spans and its
+// log records are pushed separately, so spans already taken are not pushed
+// again while the logs are refused.
+type pending struct {
+	r         *stdoutReceiver
+	out       decode.Output
+	spansDone bool
+}
+
+func (p *pending) push(ctx context.Context) error {
+	if p.out.Stats.SpanLines > 0 && !p.spansDone {
+		if err := p.r.pushTracesOnce(ctx, p.out); err != nil {
+			return err
+		}
+		p.spansDone = true
+	}
+	if p.out.Logs.LogRecordCount() > 0 {
+		return p.r.pushLogsOnce(ctx, p.out.Logs)
+	}
+	return nil
+}
+
+func (r *stdoutReceiver) decode(ctx context.Context, b stream.Batch) decode.Output {
 	d, _ := r.decoders.Get().(*decode.Decoder)
 	if d == nil {
 		opts := decode.Options{Traces: r.traces != nil}
@@ -199,14 +270,26 @@ func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
 	out := d.Decode(b, r.resourceOf(b), time.Now())
 	r.decoders.Put(d)
 	r.metrics.record(ctx, out.Stats)
+	return out
+}
 
+// consume is the stream.Sink of a source that blocks when full: it decodes
+// the batch and pushes it on, retrying while the pipeline refuses, so that
+// a transport blocked here stops reading its source.
+func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
+	out := r.decode(ctx, b)
 	if out.Stats.SpanLines > 0 {
-		if err := r.pushTraces(ctx, out); err != nil {
+		if err := r.retry(ctx, out.Traces.SpanCount(), func(ctx context.Context) error { return r.pushTracesOnce(ctx, out) }); err != nil {
 			return err
 		}
 	}
 	if out.Logs.LogRecordCount() > 0 {
-		return r.pushLogs(ctx, out.Logs)
+		if err := r.retry(ctx, out.Logs.LogRecordCount(), func(ctx context.Context) error { return r.pushLogsOnce(ctx, out.Logs) }); err != nil {
+			return err
+		}
+	}
+	if b.Done != nil {
+		b.Done()
 	}
 	return nil
 }
@@ -234,21 +317,24 @@ func streamAttrs(attrs []workload.Attr) []stream.Attr {
 	return out
 }
 
-func (r *stdoutReceiver) pushLogs(ctx context.Context, ld plog.Logs) error {
+// pushLogsOnce offers log records to the pipeline once: nil when it took
+// them (or they were dropped for good and counted), else its refusal.
+func (r *stdoutReceiver) pushLogsOnce(ctx context.Context, ld plog.Logs) error {
 	n := ld.LogRecordCount()
 	if r.logs == nil {
-		r.metrics.recordDropped(ctx, n)
+		r.drop(ctx, n, dropNoPipeline)
 		return nil
 	}
 	ctx = r.obs.StartLogsOp(ctx)
-	err := r.retry(ctx, n, func(ctx context.Context) error { return r.logs.ConsumeLogs(ctx, ld) })
+	err := r.logs.ConsumeLogs(ctx, ld)
 	r.obs.EndLogsOp(ctx, "stdout", n, err)
 	return r.dropPermanent(ctx, n, err)
 }
 
-// pushTraces sends a batch's span lines on; spans a pre-sampling filter
-// dropped count as accepted, as the otlp receiver counts them.
-func (r *stdoutReceiver) pushTraces(ctx context.Context, out decode.Output) error {
+// pushTracesOnce offers a batch's spans to the pipeline once; spans a
+// pre-sampling filter dropped count as accepted, as the otlp receiver
+// counts them.
+func (r *stdoutReceiver) pushTracesOnce(ctx context.Context, out decode.Output) error {
 	td, n := out.Traces, out.Stats.Spans
 	if out.Decided {
 		ctx = presample.WithDecided(ctx, r.filter)
@@ -257,20 +343,20 @@ func (r *stdoutReceiver) pushTraces(ctx context.Context, out decode.Output) erro
 	var err error
 	kept := td.SpanCount()
 	if kept > 0 {
-		err = r.retry(ctx, kept, func(ctx context.Context) error { return r.traces.ConsumeTraces(ctx, td) })
+		err = r.traces.ConsumeTraces(ctx, td)
 	}
 	r.obs.EndTracesOp(ctx, "otlp_json", n, err)
 	return r.dropPermanent(ctx, kept, err)
 }
 
-// dropPermanent turns a permanent pipeline error into a counted, logged
-// drop: retrying cannot help, and the transport must go on.
+// dropPermanent turns a permanent pipeline error into a counted drop:
+// retrying cannot help, and the transport must go on.
 func (r *stdoutReceiver) dropPermanent(ctx context.Context, n int, err error) error {
 	if err == nil || !consumererror.IsPermanent(err) {
 		return err
 	}
-	r.metrics.recordDropped(ctx, n)
-	r.set.Logger.Error("pipeline rejected records permanently; dropped", zap.Int("records", n), zap.Error(err))
+	r.drop(ctx, n, dropPermanent)
+	r.set.Logger.Debug("pipeline rejected records permanently", zap.Error(err))
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/whenfull"
 )
 
 // Config is the Fluent Forward transport's configuration (YAML under
@@ -28,6 +30,10 @@ type Config struct {
 	// only the sidecar's user (root in the image), which is the user docker's
 	// daemon and the ECS agent connect as. 0 means the default.
 	UnixSocketMode SocketMode `mapstructure:"unix_socket_mode"`
+	// WhenFull is what happens while the pipeline refuses records: by
+	// default the oldest waiting batches are dropped (counted, and then
+	// acknowledged), so that a client is never held up.
+	WhenFull whenfull.Policy `mapstructure:"when_full"`
 }
 
 // DefaultSocketMode lets only the socket's owner connect.
@@ -56,7 +62,7 @@ const DefaultEndpoint = "127.0.0.1:24224"
 
 // NewDefaultConfig returns TCP on 127.0.0.1:24224 and no unix socket.
 func NewDefaultConfig() Config {
-	return Config{Endpoint: DefaultEndpoint, UnixSocketMode: DefaultSocketMode}
+	return Config{Endpoint: DefaultEndpoint, UnixSocketMode: DefaultSocketMode, WhenFull: whenfull.DropOldest}
 }
 
 // Validate checks the addresses without binding them.

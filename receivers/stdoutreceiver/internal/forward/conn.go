@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/tinylib/msgp/msgp"
 
@@ -55,7 +56,11 @@ type conn struct {
 	packed    *msgp.Reader
 	gzBuf     *bufio.Reader
 	gz        *gzip.Reader
-	ackBuf    []byte
+
+	// ackMu guards writing acks: a batch waiting in a when_full buffer is
+	// acknowledged from the buffer's goroutine once it is in.
+	ackMu  sync.Mutex
+	ackBuf []byte
 }
 
 func newConn(s *Server, r io.Reader, w io.Writer) *conn {
@@ -215,15 +220,23 @@ func (c *conn) flush() error {
 	return err
 }
 
-// deliver hands the batch to the Sink, then acknowledges the frames whose
-// records it held. The Sink blocks while the pipeline refuses data: this
-// connection is not read meanwhile, so the client's writes back up (TCP
-// backpressure) instead of anything being dropped. Pieces of partial
-// messages are acknowledged too (see package doc). The arena is left as it
-// is: a record may be half read into it.
+// deliver hands the batch to the Sink, and the frames whose records it
+// held are acknowledged once the batch is in the pipeline (Batch.Done).
+// Under when_full: block the Sink waits while the pipeline refuses data:
+// this connection is not read meanwhile, so the client's writes back up
+// (TCP backpressure). Under a drop policy the Sink returns at once and
+// the acks follow when the batch is in or was dropped and counted. Pieces
+// of partial messages are acknowledged too (see package doc). The arena is
+// left as it is: a record may be half read into it.
 func (c *conn) deliver() error {
 	if len(c.lines) > 0 {
-		if err := c.s.sink(c.s.sinkCtx, stream.Batch{Attrs: c.attrs, Lines: c.lines}); err != nil {
+		b := stream.Batch{Attrs: c.attrs, Lines: c.lines}
+		if len(c.acks) > 0 {
+			chunks := slices.Clone(c.acks)
+			c.acks = c.acks[:0]
+			b.Done = func() { _ = c.writeAcks(chunks) } // a closed connection's client resends
+		}
+		if err := c.s.sink(c.s.sinkCtx, b); err != nil {
 			return sinkError{err}
 		}
 		c.s.countRecords(len(c.lines))
@@ -233,13 +246,21 @@ func (c *conn) deliver() error {
 	if len(c.acks) == 0 {
 		return nil
 	}
+	err := c.writeAcks(c.acks)
+	c.acks = c.acks[:0]
+	return err
+}
+
+// writeAcks acknowledges chunks.
+func (c *conn) writeAcks(chunks []string) error {
+	c.ackMu.Lock()
+	defer c.ackMu.Unlock()
 	c.ackBuf = c.ackBuf[:0]
-	for _, chunk := range c.acks {
+	for _, chunk := range chunks {
 		c.ackBuf = msgp.AppendMapHeader(c.ackBuf, 1)
 		c.ackBuf = msgp.AppendString(c.ackBuf, "ack")
 		c.ackBuf = msgp.AppendString(c.ackBuf, chunk)
 	}
-	c.acks = c.acks[:0]
 	_, err := c.w.Write(c.ackBuf)
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/whenfull"
 )
 
 const (
@@ -30,10 +31,15 @@ type Config struct {
 	// ExitOnEOF ends the sidecar (exit code 0, after the pipeline drained)
 	// when stdin reaches end of input, so a shell pipeline ends cleanly.
 	ExitOnEOF bool `mapstructure:"exit_on_eof"`
+	// WhenFull is what happens while the pipeline refuses lines: by
+	// default the oldest waiting lines are dropped (and counted), so that
+	// the app's writes never block.
+	WhenFull whenfull.Policy `mapstructure:"when_full"`
 }
 
-// NewDefaultConfig returns the defaults: exit at end of input.
-func NewDefaultConfig() Config { return Config{ExitOnEOF: true} }
+// NewDefaultConfig returns the defaults: exit at end of input, drop the
+// oldest lines rather than block the app.
+func NewDefaultConfig() Config { return Config{ExitOnEOF: true, WhenFull: whenfull.DropOldest} }
 
 // Settings are what the receiver passes down besides the Config.
 type Settings struct {

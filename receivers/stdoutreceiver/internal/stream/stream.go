@@ -51,12 +51,21 @@ type Batch struct {
 	// file, container_name/container_id/fluent.tag for a forward client.
 	Attrs []Attr
 	Lines []Line
+	// Done, if set, runs once the batch is in the pipeline, or was dropped
+	// and counted under a when_full drop policy: where a transport
+	// acknowledges its client. It may run after the Sink returned (the
+	// batch waits in memory meanwhile) and on another goroutine.
+	Done func()
 }
 
-// Sink takes a batch into the pipeline. It blocks until the pipeline has
-// accepted every line, retrying with backoff while the pipeline refuses
-// (memory limiter, full queue), so a transport that waits on it stops reading
-// its source: that is the sidecar's flow control. It returns an error only
-// at shutdown (ctx done, or ErrStopped); the batch was then not delivered,
-// so the transport must not acknowledge it or commit its offset.
+// Sink takes a batch into the pipeline. Under the block policy it blocks
+// until the pipeline has accepted every line, retrying with backoff while
+// the pipeline refuses (memory limiter, full queue), so a transport that
+// waits on it stops reading its source; under a drop policy it returns at
+// once and Batch.Done says when the batch is in (see package whenfull). It
+// returns an error only at shutdown (ctx done, or ErrStopped); the batch
+// was then not delivered, so the transport must not acknowledge it or
+// commit its offset. "Accepted by the pipeline" means on disk with the
+// persistent sending queue (every shipped config), and only in memory
+// without it.
 type Sink func(ctx context.Context, b Batch) error

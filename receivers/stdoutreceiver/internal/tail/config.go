@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/whenfull"
 )
 
 // Formats a tailed file can be read as.
@@ -31,6 +33,9 @@ type Config struct {
 	// MaxOpenFiles bounds the files followed at once (default 1024); files
 	// matched beyond it wait until rotated files are let go.
 	MaxOpenFiles int `mapstructure:"max_open_files"`
+	// WhenFull can only be block: the files are the buffer, and an offset
+	// moves on only once its lines are in the pipeline.
+	WhenFull whenfull.Policy `mapstructure:"when_full"`
 }
 
 // NewDefaultConfig returns the defaults: auto format, start at end, 200ms polls.
@@ -40,6 +45,7 @@ func NewDefaultConfig() Config {
 		StartAt:      StartAtEnd,
 		PollInterval: 200 * time.Millisecond,
 		MaxOpenFiles: 1024,
+		WhenFull:     whenfull.Block,
 	}
 }
 
@@ -66,6 +72,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PollInterval < 0 {
 		errs = append(errs, fmt.Errorf("files: poll_interval %v must not be negative", c.PollInterval))
+	}
+	if c.WhenFull != "" && c.WhenFull != whenfull.Block {
+		errs = append(errs, fmt.Errorf("files: when_full %q: tailed files only block (the files are the buffer, and nothing they hold is lost by waiting)", c.WhenFull))
 	}
 	if c.MaxOpenFiles < 0 {
 		errs = append(errs, fmt.Errorf("files: max_open_files %d must not be negative", c.MaxOpenFiles))

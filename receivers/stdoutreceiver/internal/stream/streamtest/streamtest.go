@@ -71,6 +71,9 @@ func (r *Recorder) Sink(ctx context.Context, b stream.Batch) error {
 	}
 	r.batches++
 	r.mu.Unlock()
+	if b.Done != nil {
+		b.Done() // in the pipeline: as the block policy's Sink does
+	}
 	select {
 	case r.changed <- struct{}{}:
 	default:
