@@ -301,11 +301,11 @@ func TestStdoutForwardAddsECSMetadata(t *testing.T) {
 	}
 }
 
-// While the pipeline refuses data (Axiom slow, exporter queue full), the
-// sidecar stops reading the connection: a synchronous client's writes block
-// (TCP backpressure, as the docker driver sees it) and every line still
-// arrives exactly once.
-func TestStdoutForwardBackpressureLosesNothing(t *testing.T) {
+// With when_full: block, while the pipeline refuses data (Axiom slow,
+// exporter queue full), the sidecar stops reading the connection: a
+// synchronous client's writes block (TCP backpressure, as the docker driver
+// sees it) and every line still arrives exactly once.
+func TestStdoutForwardBlockWhenFullLosesNothing(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	slow := make([]axiomtest.Fault, 4)
 	for i := range slow {
@@ -315,7 +315,9 @@ func TestStdoutForwardBackpressureLosesNothing(t *testing.T) {
 	// The smallest memory budget: an in-memory queue of about 1 MiB.
 	queue := yamlMap{"memory": "9MiB", "sending_queue": yamlMap{"block_on_overflow": false}}
 	addr, sock := FreeAddr(t), socketPath(t)
-	s := StartSidecar(t, forwardConfig(addr, sock, fake.URL(), queue).yaml())
+	cfg := forwardConfig(addr, sock, fake.URL(), queue)
+	cfg.receivers["stdout"].(yamlMap)["forward"].(yamlMap)["when_full"] = "block"
+	s := StartSidecar(t, cfg.yaml())
 	s.WaitListening(t, addr)
 	host, portStr, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(portStr)

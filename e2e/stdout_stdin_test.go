@@ -243,10 +243,11 @@ func TestStdinStaysUpWithoutExitOnEOF(t *testing.T) {
 	}
 }
 
-// When the pipeline refuses data (here: the exporter's queue is full while
-// Axiom answers slowly) the receiver stops reading stdin and retries instead
-// of dropping: every line still arrives exactly once.
-func TestStdinBackpressureLosesNothing(t *testing.T) {
+// With when_full: block, when the pipeline refuses data (here: the
+// exporter's queue is full while Axiom answers slowly) the receiver stops
+// reading stdin and retries instead of dropping: every line still arrives
+// exactly once.
+func TestStdinBlockWhenFullLosesNothing(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	slow := make([]axiomtest.Fault, 4)
 	for i := range slow {
@@ -255,7 +256,7 @@ func TestStdinBackpressureLosesNothing(t *testing.T) {
 	fake.Fail("app-logs", slow...)
 	// The smallest memory budget: an in-memory queue of about 1 MiB.
 	queue := yamlMap{"memory": "9MiB", "sending_queue": yamlMap{"block_on_overflow": false}}
-	s := StartSidecar(t, stdinConfig(fake.URL(), yamlMap{}, queue).yaml(), WithStdin())
+	s := StartSidecar(t, stdinConfig(fake.URL(), yamlMap{"when_full": "block"}, queue).yaml(), WithStdin())
 	w := bufio.NewWriter(s.Stdin)
 	app := &pinoLogger{w: w, pid: 1, hostname: "h", clock: 1764504000000}
 	const n = 30000

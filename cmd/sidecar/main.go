@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/sidecarhq/sidecar/configs"
 	"github.com/sidecarhq/sidecar/internal/distribution"
+	"github.com/sidecarhq/sidecar/internal/outcome"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -37,6 +39,15 @@ func main() {
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		stop()
 		os.Exit(1)
+	}
+	// `app | sidecar` ends with what became of the app's records, and a
+	// status a script notices when some were dropped or left on disk.
+	if line, complete, asked := outcome.Summary(); asked {
+		fmt.Fprintln(os.Stderr, line)
+		if !complete {
+			stop()
+			os.Exit(outcome.ExitIncomplete)
+		}
 	}
 }
 

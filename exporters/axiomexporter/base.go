@@ -18,6 +18,7 @@ import (
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
 	"github.com/sidecarhq/sidecar/internal/losses"
+	"github.com/sidecarhq/sidecar/internal/outcome"
 )
 
 // base is what the logs and traces exporters share: configuration, the HTTP
@@ -210,6 +211,9 @@ func (b *base) boundShutdown(ctx context.Context, inner func(context.Context) er
 			}
 		}
 		b.shutdownErr = inner(ctx)
+		if q := b.cfg.QueueConfig.Get(); q != nil && q.StorageID != nil {
+			outcome.Held(b.dataset, b.pending.Load())
+		}
 	})
 	return b.shutdownErr
 }

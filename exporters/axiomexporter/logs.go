@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sidecarhq/sidecar/internal/axiomclient"
+	"github.com/sidecarhq/sidecar/internal/outcome"
 	"github.com/sidecarhq/sidecar/internal/rawevent"
 )
 
@@ -76,6 +77,9 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		err := e.send(ctx, enc, ld, start, n, now)
 		if err == nil || consumererror.IsPermanent(err) {
 			e.finished(n)
+		}
+		if err == nil {
+			outcome.Delivered(n)
 		}
 		enc.events, enc.ends, n = enc.events[:0], enc.ends[:0], 0
 		switch {

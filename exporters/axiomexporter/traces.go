@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sidecarhq/sidecar/internal/axiomclient"
+	"github.com/sidecarhq/sidecar/internal/outcome"
 )
 
 // tracesExporter posts spans, OTLP as-is, to Axiom's /v1/traces. This is
@@ -55,6 +56,9 @@ func (e *tracesExporter) pushTraces(ctx context.Context, td ptrace.Traces) (err 
 	defer func(spans int) {
 		if err == nil || consumererror.IsPermanent(err) {
 			e.finished(spans)
+		}
+		if err == nil {
+			outcome.Delivered(spans)
 		}
 	}(td.SpanCount())
 	if e.file != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/sidecarhq/sidecar/internal/outcome"
 )
 
 // Why records were dropped: the reason attribute of
@@ -43,6 +45,7 @@ func (r *stdoutReceiver) drop(ctx context.Context, n int, reason string) {
 	}
 	r.metrics.recordDropped(ctx, n, reason)
 	r.drops.add(n, reason)
+	outcome.Dropped(reason, n)
 }
 
 func (d *drops) add(n int, reason string) {

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/sidecarhq/sidecar/internal/outcome"
 	"github.com/sidecarhq/sidecar/internal/sharedinstance"
 	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/decode"
@@ -154,7 +155,10 @@ func (r *stdoutReceiver) start(ctx context.Context, host component.Host) error {
 	if sc := r.cfg.Stdin.Get(); sc != nil {
 		set := stdin.Settings{Logger: log.Named("stdin"), MaxLineBytes: r.cfg.MaxLineBytes}
 		if sc.ExitOnEOF {
-			set.AtEOF = func() { r.endProcess(r.stop) }
+			set.AtEOF = func() {
+				outcome.ReportAtExit()
+				r.endProcess(r.stop)
+			}
 		}
 		r.stdin = stdin.New(r.stdinSrc, set, r.sink(sc.WhenFull))
 		r.stdin.Start()
@@ -212,8 +216,8 @@ func (r *stdoutReceiver) sink(policy whenfull.Policy) stream.Sink {
 	}
 	buf := whenfull.New(whenfull.Settings{
 		Policy: policy, Limit: whenFullBytes,
-		Drop: func(n int, why whenfull.Reason) { r.drop(context.Background(), n, string(why)) },
-		Refused: func(error) { r.metrics.recordRefused(context.Background()) },
+		Drop:       func(n int, why whenfull.Reason) { r.drop(context.Background(), n, string(why)) },
+		Refused:    func(error) { r.metrics.recordRefused(context.Background()) },
 		RetryFirst: retryFirst, RetryMax: retryMax,
 	})
 	r.buffers = append(r.buffers, buf)
@@ -221,7 +225,7 @@ func (r *stdoutReceiver) sink(policy whenfull.Policy) stream.Sink {
 		out := r.decode(ctx, b)
 		p := &pending{r: r, out: out}
 		buf.Put(ctx, whenfull.Batch{
-			Records: out.Logs.LogRecordCount() + out.Traces.SpanCount(),
+			Records: p.records(),
 			Bytes:   lineBytes(b), Push: p.push, Done: b.Done,
 		})
 		return nil
@@ -243,6 +247,14 @@ type pending struct {
 	r         *stdoutReceiver
 	out       decode.Output
 	spansDone bool
+}
+
+func (p *pending) records() int {
+	n := p.out.Logs.LogRecordCount()
+	if p.out.Stats.SpanLines > 0 {
+		n += p.out.Traces.SpanCount()
+	}
+	return n
 }
 
 func (p *pending) push(ctx context.Context) error {

@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/whenfull"
 )
 
 const testSpanLine = `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"shop"}}]},` +
@@ -320,5 +322,66 @@ func TestReceiverSelfMetrics(t *testing.T) {
 		if got != want {
 			t.Errorf("%s = %d, want %d", name, got, want)
 		}
+	}
+}
+
+// Under a drop policy stdin is read to its end while the pipeline refuses:
+// the refused batches wait in memory and all arrive, spans included, once
+// the pipeline takes data again.
+func TestReceiverDropPolicyReadsOnWhileRefusedAndDeliversLater(t *testing.T) {
+	var open atomic.Bool
+	logs, traces := new(consumertest.LogsSink), new(consumertest.TracesSink)
+	gate := func() error {
+		if !open.Load() {
+			return errors.New("sending queue is full")
+		}
+		return nil
+	}
+	cl, _ := consumer.NewLogs(func(ctx context.Context, ld plog.Logs) error {
+		if err := gate(); err != nil {
+			return err
+		}
+		return logs.ConsumeLogs(ctx, ld)
+	})
+	ct, _ := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
+		if err := gate(); err != nil {
+			return err
+		}
+		return traces.ConsumeTraces(ctx, td)
+	})
+	cfg := stdinConfig(true)
+	cfg.Stdin = configoptional.Some(stdin.Config{ExitOnEOF: true, WhenFull: whenfull.DropOldest})
+	s := startReceiver(t, cfg, strings.NewReader("a\nb\n"+testSpanLine+"\nc\n"), cl, ct)
+	<-s.eof // read to the end while everything was refused
+	if logs.LogRecordCount() != 0 {
+		t.Fatal("the pipeline took records while refusing")
+	}
+	open.Store(true)
+	if err := s.r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if logs.LogRecordCount() != 3 || traces.SpanCount() != 1 {
+		t.Fatalf("%d records and %d spans arrived, want 3 and 1", logs.LogRecordCount(), traces.SpanCount())
+	}
+	if d := s.r.drops.totals(); len(d) != 0 {
+		t.Fatalf("dropped %v", d)
+	}
+}
+
+// What a drop policy's buffer still holds when the receiver stops while
+// the pipeline refuses is dropped and counted, every record of it.
+func TestReceiverDropPolicyCountsWhatIsLeftAtShutdown(t *testing.T) {
+	refusing, _ := consumer.NewLogs(func(context.Context, plog.Logs) error { return errors.New("sending queue is full") })
+	cfg := stdinConfig(true)
+	cfg.Stdin = configoptional.Some(stdin.Config{ExitOnEOF: true, WhenFull: whenfull.DropNewest})
+	input := strings.Repeat("line\n", 5000)
+	s := startReceiver(t, cfg, strings.NewReader(input), refusing, nil)
+	<-s.eof
+	if err := s.r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	d := s.r.drops.totals()
+	if d[string(whenfull.Full)]+d[string(whenfull.Undelivered)] != 5000 {
+		t.Fatalf("dropped %v, want 5000 in all", d)
 	}
 }
