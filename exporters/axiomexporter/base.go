@@ -212,7 +212,7 @@ func (b *base) boundShutdown(ctx context.Context, inner func(context.Context) er
 		}
 		b.shutdownErr = inner(ctx)
 		if q := b.cfg.QueueConfig.Get(); q != nil && q.StorageID != nil {
-			outcome.Held(b.dataset, b.pending.Load())
+			outcome.Held(b.dataset, b.pending.Load(), b.abortCtx.Err() != nil)
 		}
 	})
 	return b.shutdownErr

@@ -30,6 +30,10 @@ type client struct {
 	fsync bool
 	mu    sync.Mutex // one operation or batch at a time, like a transaction
 	open  map[string]*os.File
+	// doomed are keys a batch of deletes only asked to delete: they read
+	// as deleted, but their files go only at the next batch that reads
+	// (or at Close). See deferDeletes.
+	doomed map[string]bool
 }
 
 // File layout: magic, then the value's length (little endian), then the value.
@@ -70,6 +74,10 @@ func (c *client) Delete(_ context.Context, key string) error {
 func (c *client) Batch(_ context.Context, ops ...*storage.Operation) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.deferDeletes(ops) {
+		return nil
+	}
+	reads := false
 	order := make([]*storage.Operation, len(ops))
 	seen := make(map[string]bool, len(ops))
 	distinct := true
@@ -86,7 +94,9 @@ func (c *client) Batch(_ context.Context, ops ...*storage.Operation) error {
 		switch op.Type {
 		case storage.Get:
 			op.Value, err = c.get(op.Key)
+			reads = true
 		case storage.Set:
+			delete(c.doomed, op.Key)
 			err = c.set(op.Key, op.Value)
 		case storage.Delete:
 			err = c.delete(op.Key)
@@ -97,13 +107,50 @@ func (c *client) Batch(_ context.Context, ops ...*storage.Operation) error {
 			return err
 		}
 	}
+	if reads {
+		return c.deleteDoomed()
+	}
 	return nil
+}
+
+// deferDeletes takes a batch of nothing but deletes and only marks its
+// keys deleted, reporting whether it did. exporterhelper's persistent
+// queue, when it starts, moves the requests an earlier process was
+// sending to the back of the queue by reading them, deleting them in one
+// batch, and then writing them again one by one under new keys: a kill
+// between the delete and the last write would lose them. Their files stay
+// until the queue next reads (a consumer taking a request, which happens
+// only after the move) or closes. Killed before that, the next start
+// finds them still listed as being sent and moves them again, so they may
+// be sent twice, never lost.
+func (c *client) deferDeletes(ops []*storage.Operation) bool {
+	for _, op := range ops {
+		if op.Type != storage.Delete {
+			return false
+		}
+	}
+	if c.doomed == nil {
+		c.doomed = map[string]bool{}
+	}
+	for _, op := range ops {
+		c.doomed[op.Key] = true
+	}
+	return true
+}
+
+func (c *client) deleteDoomed() error {
+	var errs []error
+	for key := range c.doomed {
+		errs = append(errs, c.remove(key))
+		delete(c.doomed, key)
+	}
+	return errors.Join(errs...)
 }
 
 func (c *client) Close(context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var errs []error
+	errs := []error{c.deleteDoomed()}
 	for key, f := range c.open {
 		errs = append(errs, f.Close())
 		delete(c.open, key)
@@ -114,6 +161,9 @@ func (c *client) Close(context.Context) error {
 func (c *client) path(key string) string { return filepath.Join(c.dir, escape(key)) }
 
 func (c *client) get(key string) ([]byte, error) {
+	if c.doomed[key] {
+		return nil, nil
+	}
 	b, err := os.ReadFile(c.path(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -180,6 +230,11 @@ func (c *client) forget(key string) {
 }
 
 func (c *client) delete(key string) error {
+	delete(c.doomed, key)
+	return c.remove(key)
+}
+
+func (c *client) remove(key string) error {
 	c.forget(key)
 	err := os.Remove(c.path(key))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -151,3 +151,44 @@ func TestRewrittenKeyReadsBackItsLastValue(t *testing.T) {
 		t.Error("a foreign file was read as a value")
 	}
 }
+
+// The persistent queue's move at start (read the requests an earlier
+// process was sending, delete them in one batch, write them again under
+// new keys) must not lose them to a kill in between: a batch of deletes
+// only takes effect at the next batch that reads.
+func TestBatchOfDeletesWaitsForTheNextRead(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := startClient(t, dir, "logs")
+	for _, key := range []string{"qmv0", "7", "8"} {
+		if err := c.Set(ctx, key, []byte("v"+key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Batch(ctx, storage.DeleteOperation("7"), storage.DeleteOperation("8")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Get(ctx, "7"); err != nil || v != nil {
+		t.Fatalf("a deleted key reads %q, %v", v, err)
+	}
+	if err := c.Batch(ctx, storage.SetOperation("qmv0", []byte("meta")), storage.SetOperation("9", []byte("v7"))); err != nil {
+		t.Fatal(err)
+	}
+	// Killed here, the next process still finds the requests.
+	if v, _ := startClient(t, dir, "logs").Get(ctx, "8"); string(v) != "v8" {
+		t.Fatalf("after the delete batch the next process reads %q", v)
+	}
+	files := filepath.Join(dir, "exporter_axiom__logs")
+	if _, err := os.Stat(filepath.Join(files, "8")); err != nil {
+		t.Fatalf("the deleted request's file is gone before the next read: %v", err)
+	}
+	get := storage.GetOperation("9")
+	if err := c.Batch(ctx, storage.SetOperation("qmv0", []byte("meta2")), get); err != nil || string(get.Value) != "v7" {
+		t.Fatalf("read %q, %v", get.Value, err)
+	}
+	for _, key := range []string{"7", "8"} {
+		if _, err := os.Stat(filepath.Join(files, key)); !os.IsNotExist(err) {
+			t.Fatalf("%s still on disk after the next read: %v", key, err)
+		}
+	}
+}

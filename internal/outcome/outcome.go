@@ -33,6 +33,7 @@ var (
 	report    atomic.Bool
 	delivered atomic.Int64
 	held      sync.Map // who -> *atomic.Int64
+	cutShort  atomic.Bool
 
 	mu      sync.Mutex
 	dropped = map[string]int64{}
@@ -52,10 +53,15 @@ func Dropped(reason string, n int) {
 }
 
 // Held sets how many records a queue (named who) still holds undelivered
-// in this run: on disk for a persistent queue.
-func Held(who string, n int64) {
+// from this run, on disk for a persistent queue; cut says that shutdown
+// ended its sending before it was done (so it holds something, even when
+// the records are not counted: a backlog of an earlier run).
+func Held(who string, n int64, cut bool) {
 	v, _ := held.LoadOrStore(who, new(atomic.Int64))
-	v.(*atomic.Int64).Store(n)
+	v.(*atomic.Int64).Store(max(0, n))
+	if cut {
+		cutShort.Store(true)
+	}
 }
 
 // ReportAtExit asks for the summary when the process ends.
@@ -85,5 +91,9 @@ func Summary() (line string, complete, asked bool) {
 	if d > 0 {
 		line += " (" + strings.Join(reasons, ", ") + ")"
 	}
-	return line, d == 0 && h == 0, true
+	cut := cutShort.Load()
+	if cut {
+		line += "; shutdown_timeout ended sending before everything was delivered"
+	}
+	return line, d == 0 && h == 0 && !cut, true
 }

@@ -1,0 +1,264 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tinylib/msgp/msgp"
+
+	"github.com/sidecarhq/sidecar/internal/axiomtest"
+)
+
+// summaryLine is the line `app | sidecar` ends with.
+var summaryLine = regexp.MustCompile(`(\d+) records delivered, (\d+) held on disk for the next start, (\d+) dropped`)
+
+type summary struct{ delivered, held, dropped int }
+
+func readSummary(t *testing.T, logs string) summary {
+	t.Helper()
+	m := summaryLine.FindStringSubmatch(logs)
+	if m == nil {
+		t.Fatalf("no summary line in the output")
+	}
+	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
+	return summary{n(m[1]), n(m[2]), n(m[3])}
+}
+
+// timedWriter is the app: it writes numbered pino lines to w at rate lines
+// per second (a busy service writes 20k; this is five times that) in
+// writes of 1,000 lines, one write(2) on the pipe each, and measures how
+// long each write kept it waiting.
+type timedWriter struct {
+	rate         int
+	sent         int
+	longestBlock time.Duration
+}
+
+const appRate = 100_000
+
+func (a *timedWriter) writeFor(t *testing.T, w io.Writer, d time.Duration) {
+	t.Helper()
+	buf := make([]byte, 0, 128<<10)
+	start := time.Now()
+	end := start.Add(d)
+	for now := start; now.Before(end); now = time.Now() {
+		if due := start.Add(time.Duration(a.sent) * time.Second / time.Duration(a.rate)); due.After(now) {
+			time.Sleep(due.Sub(now))
+		}
+		buf = buf[:0]
+		for range 1000 {
+			buf = fmt.Appendf(buf, "%s\n", pinoLine(a.sent))
+			a.sent++
+		}
+		began := time.Now()
+		if _, err := w.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+		a.longestBlock = max(a.longestBlock, time.Since(began))
+	}
+}
+
+// The app-is-never-blocked promise of issue 10. Axiom answers 430 (the
+// monthly ingest limit) while the app writes to the sidecar's stdin at
+// 100k lines/s, far more than the disk budget (8 MiB here, to be quick) holds:
+// the sidecar keeps reading, so no write of the app waits more than 100 ms;
+// its memory stays within budget; what does not fit is dropped (the oldest
+// waiting lines) and counted. Once Axiom takes data again and stdin ends,
+// the summary line adds up exactly: every line written arrived or was
+// counted as dropped, and the exit status says that some were dropped.
+func TestIngestLimitWhileTheAppWritesFastNeverBlocksItAndCountsEveryDrop(t *testing.T) {
+	fake := axiomtest.NewForTest(t, axiomtest.WithCountOnly())
+	reset := time.Now().Add(10 * time.Second)
+	fake.Outage("", axiomtest.IngestLimited(reset))
+	env := append(embeddedEnv(t, fake), "SIDECAR_STATE_DIR="+t.TempDir())
+	s := StartSidecar(t, "", WithArgs("--config", "embedded:default", "--config", "embedded:stdin",
+		"--config", "yaml:exporters::axiom::disk: 8MiB"), WithEnv(env...), WithStdin())
+	app := &timedWriter{rate: appRate}
+	app.writeFor(t, s.Stdin, 6*time.Second)
+	rss := peakRSS(t, s.cmd.Process.Pid)
+	fake.EndOutage("")
+	// The exporter waits for the limit's reset, then delivers what is on
+	// disk; stdin ends once that settled.
+	time.Sleep(time.Until(reset))
+	settle(fake, "logs")
+	if err := s.Stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, err := s.Wait(120 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rss = max(rss, exitedPeakRSS(s))
+	sum := readSummary(t, s.Logs())
+	arrived := fake.EventCount("logs")
+	t.Logf("430 at 100k lines/s: sent %d, arrived %d, dropped %d (counted), held %d, peak RSS %.1f MB, longest write %v",
+		app.sent, arrived, sum.dropped, sum.held, float64(rss)/1e6, app.longestBlock)
+	if app.longestBlock > 100*time.Millisecond {
+		t.Errorf("a write of the app waited %v", app.longestBlock)
+	}
+	if rss > 96e6 {
+		t.Errorf("peak RSS %.1f MB over the 96 MB budget", float64(rss)/1e6)
+	}
+	if sum.dropped == 0 {
+		t.Fatalf("nothing dropped: the disk budget was never exhausted, the test did not test it")
+	}
+	if arrived+sum.dropped != app.sent || sum.delivered != arrived || sum.held != 0 {
+		t.Fatalf("sent %d != arrived %d + dropped %d (summary: %+v)", app.sent, arrived, sum.dropped, sum)
+	}
+	if code != 3 {
+		t.Fatalf("exit status %d after drops, want 3", code)
+	}
+}
+
+// settle waits until dataset's event count stops changing for a second.
+func settle(fake *axiomtest.Server, dataset string) {
+	last, still := -1, 0
+	for still < 10 {
+		n := fake.EventCount(dataset)
+		if n == last {
+			still++
+		} else {
+			last, still = n, 0
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// exitedPeakRSS is the peak RSS of an exited sidecar, from its rusage.
+func exitedPeakRSS(s *Sidecar) int64 {
+	if ru, ok := s.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss << 10 // kB on Linux
+	}
+	return 0
+}
+
+// A state folder that cannot be created fails the start with one clear
+// line naming it, at once (no retry loop, no half-started pipeline).
+func TestStateFolderThatCannotBeWrittenFailsTheStartClearly(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	file := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(file, "state")
+	env := append(embeddedEnv(t, fake), "SIDECAR_STATE_DIR="+state)
+	s := StartSidecar(t, "", WithArgs("--config", "embedded:default"), WithEnv(env...))
+	code, err := s.Wait(30 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code == 0 || !strings.Contains(s.Logs(), state) {
+		t.Fatalf("exit %d; the output must name %s", code, state)
+	}
+}
+
+// A state folder on a full file system: the sidecar starts, keeps reading
+// stdin, drops what cannot be written (counted), delivers the rest once
+// Axiom is up, and says so at the end with exit status 3. Needs a tmpfs
+// mount, so root.
+func TestFullStateFolderDropsAndCountsButNeverStops(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
+	fake := axiomtest.NewForTest(t)
+	fake.Outage("", axiomtest.Status(503))
+	env := append(embeddedEnv(t, fake), "SIDECAR_STATE_DIR="+dir)
+	s := StartSidecar(t, "", WithArgs("--config", "embedded:default", "--config", "embedded:stdin"), WithEnv(env...), WithStdin())
+	app := &timedWriter{rate: appRate}
+	app.writeFor(t, s.Stdin, 2*time.Second)
+	fake.EndOutage("")
+	settle(fake, "logs")
+	if err := s.Stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, err := s.Wait(120 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := readSummary(t, s.Logs())
+	arrived := fake.EventCount("logs")
+	t.Logf("full state folder: sent %d, arrived %d, dropped %d, held %d, longest write %v", app.sent, arrived, sum.dropped, sum.held, app.longestBlock)
+	if sum.dropped == 0 || code != 3 {
+		t.Fatalf("exit %d, %+v: the full disk must show as drops", code, sum)
+	}
+	if arrived+sum.dropped+sum.held < app.sent || arrived > app.sent {
+		t.Fatalf("sent %d, arrived %d, summary %+v: lines unaccounted for", app.sent, arrived, sum)
+	}
+}
+
+// Garbage, truncated and oversized input at both forward listeners: the
+// offending connection is closed, the sidecar stays up, and a well-formed
+// client on the same listener is acknowledged and delivered.
+func TestForwardListenersCloseBadConnectionsAndServeGoodClients(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	addr, sock := FreeAddr(t), socketPath(t)
+	s := StartSidecar(t, forwardConfig(addr, sock, fake.URL(), yamlMap{}).yaml())
+	s.WaitListening(t, addr)
+	s.WaitListening(t, sock)
+	random := make([]byte, 64<<10)
+	_, _ = rand.Read(random)
+	// An entry array that claims 2^31 entries, and a record whose log
+	// string claims 1 GiB: neither is allocated up front.
+	hugeArray := msgp.AppendArrayHeader(msgp.AppendString(msgp.AppendArrayHeader(nil, 3), "app"), 1<<31)
+	hugeString := msgp.AppendArrayHeader(nil, 3)
+	hugeString = msgp.AppendString(hugeString, "app")
+	hugeString = msgp.AppendInt64(hugeString, time.Now().Unix())
+	hugeString = msgp.AppendMapHeader(hugeString, 1)
+	hugeString = msgp.AppendString(hugeString, "log")
+	hugeString = append(hugeString, 0xdb, 0x40, 0, 0, 0) // str32 of 1 GiB
+	truncated := msgp.AppendArrayHeader(nil, 3)
+	truncated = msgp.AppendString(truncated, "app")
+	truncated = msgp.AppendArrayHeader(truncated, 10)
+	bad := map[string][]byte{"garbage": random, "huge array": hugeArray, "huge string": hugeString, "truncated": truncated}
+	next := 0
+	for _, l := range []struct{ network, addr string }{{"tcp", addr}, {"unix", sock}} {
+		for name, payload := range bad {
+			c, err := net.Dial(l.network, l.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = c.Write(payload)
+			if name == "truncated" || strings.HasPrefix(name, "huge") {
+				_ = c.(interface{ CloseWrite() error }).CloseWrite() // the client gives up mid-frame
+			}
+			_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			if _, err := io.ReadAll(c); err != nil && !isReset(err) {
+				t.Errorf("%s %s: the connection was not closed: %v", l.network, name, err)
+			}
+			c.Close()
+		}
+		client := &forwardClient{t: t, addr: l.addr, network: l.network}
+		stop := make(chan struct{})
+		go func() { time.Sleep(200 * time.Millisecond); close(stop) }()
+		sent := client.run(next, stop)
+		for seq := next; seq < sent; seq++ {
+			if !client.acked[seq] {
+				t.Fatalf("%s: record %d of a good client was not acknowledged", l.network, seq)
+			}
+		}
+		next = sent
+	}
+	if err := fake.WaitEvents("app-logs", next, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}
+
+func isReset(err error) bool {
+	return strings.Contains(err.Error(), "connection reset")
+}
