@@ -211,8 +211,9 @@ func (b *base) boundShutdown(ctx context.Context, inner func(context.Context) er
 			}
 		}
 		b.shutdownErr = inner(ctx)
+		timedOut := !t.Stop() // inner aborts too, once done: only the timer's abort cuts sending short
 		if q := b.cfg.QueueConfig.Get(); q != nil && q.StorageID != nil {
-			outcome.Held(b.dataset, b.pending.Load(), b.abortCtx.Err() != nil)
+			outcome.Held(b.dataset, b.pending.Load(), timedOut)
 		}
 	})
 	return b.shutdownErr
