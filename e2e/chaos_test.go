@@ -406,6 +406,7 @@ func TestChaosKillsWhileReadingStdinLoseNothingTakenIn(t *testing.T) {
 	}
 	fake.EndOutage("")
 	s := StartSidecar(t, "", args, WithEnv(env...), WithStdin())
+	lastPeak := watchPeakRSS(s)
 	final := next
 	for i := range 100 {
 		fmt.Fprintln(s.Stdin, pinoLine(final+i))
@@ -430,7 +431,7 @@ func TestChaosKillsWhileReadingStdinLoseNothingTakenIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen, r := tally(t, fake, "logs", next)
-	r.peakRSS = max(peak, exitedPeakRSS(s))
+	r.peakRSS = max(peak, lastPeak())
 	lost := 0
 	for seq, n := range seen {
 		switch {

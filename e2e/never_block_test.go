@@ -11,7 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,9 +84,9 @@ func TestIngestLimitWhileTheAppWritesFastNeverBlocksItAndCountsEveryDrop(t *test
 	env := append(embeddedEnv(t, fake), "SIDECAR_STATE_DIR="+t.TempDir())
 	s := StartSidecar(t, "", WithArgs("--config", "embedded:default", "--config", "embedded:stdin",
 		"--config", "yaml:exporters::axiom::disk: 8MiB"), WithEnv(env...), WithStdin())
+	peakRSS := watchPeakRSS(s)
 	app := &timedWriter{rate: appRate}
 	app.writeFor(t, s.Stdin, 6*time.Second)
-	rss := peakRSS(t, s.cmd.Process.Pid)
 	fake.EndOutage("")
 	// The exporter waits for the limit's reset, then delivers what is on
 	// disk; stdin ends once that settled.
@@ -99,7 +99,7 @@ func TestIngestLimitWhileTheAppWritesFastNeverBlocksItAndCountsEveryDrop(t *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	rss = max(rss, exitedPeakRSS(s))
+	rss := peakRSS()
 	sum := readSummary(t, s.Logs())
 	arrived := fake.EventCount("logs")
 	t.Logf("430 at 100k lines/s: sent %d, arrived %d, dropped %d (counted), held %d, peak RSS %.1f MB, longest write %v",
@@ -135,12 +135,34 @@ func settle(fake *axiomtest.Server, dataset string) {
 	}
 }
 
-// exitedPeakRSS is the peak RSS of an exited sidecar, from its rusage.
-func exitedPeakRSS(s *Sidecar) int64 {
-	if ru, ok := s.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss << 10 // kB on Linux
+// watchPeakRSS polls the sidecar's peak RSS (VmHWM) until it exits; the
+// function it returns waits for that and gives the last reading. (rusage
+// after exit would not do: Go starts children with vfork, so their maxrss
+// includes the test process's.)
+func watchPeakRSS(s *Sidecar) func() int64 {
+	var peak atomic.Int64
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid)); err == nil {
+				if _, v, ok := strings.Cut(string(b), "VmHWM:"); ok {
+					var kb int64
+					fmt.Sscan(v, &kb)
+					peak.Store(max(peak.Load(), kb<<10))
+				}
+			}
+			select {
+			case <-s.done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	return func() int64 {
+		<-stopped
+		return peak.Load()
 	}
-	return 0
 }
 
 // A state folder that cannot be created fails the start with one clear

@@ -27,7 +27,15 @@ import (
 
 func main() {
 	results := flag.String("results", "bench/results", "directory holding <scenario>-<collector>-max.csv")
+	soak := flag.String("soak", "", "draw this bench/cmd/soak CSV instead, into the same name with .png")
 	flag.Parse()
+	if *soak != "" {
+		if err := drawSoak(*soak, strings.TrimSuffix(*soak, ".csv")+".png"); err != nil {
+			fmt.Fprintln(os.Stderr, "plots:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*results); err != nil {
 		fmt.Fprintln(os.Stderr, "plots:", err)
 		os.Exit(1)

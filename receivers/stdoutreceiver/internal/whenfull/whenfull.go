@@ -237,6 +237,7 @@ func (b *Buffer) run() {
 		timer.Reset(wait)
 		select {
 		case <-timer.C:
+		case <-b.wake: // a new batch: try again now rather than drop for nothing
 		case <-b.stop:
 			return
 		}
