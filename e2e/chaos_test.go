@@ -14,6 +14,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
+	"github.com/sidecarhq/sidecar/internal/losses"
 )
 
 // The chaos tests of issue 10: the real binary on an embedded config is
@@ -82,6 +83,7 @@ func (c *chaos) runFor() time.Duration {
 // chaosResult is what arrived of n numbered lines.
 type chaosResult struct {
 	sent, arrived, missing, duplicated int
+	reportedDropped                    int
 	peakRSS                            int64
 }
 
@@ -90,11 +92,18 @@ func (r chaosResult) String() string {
 		r.sent, r.arrived, r.missing, r.duplicated, float64(r.peakRSS)/1e6)
 }
 
-// tally counts the arrivals of seqs [0, n) in dataset.
+// tally counts the arrivals of seqs [0, n) in dataset, and the records
+// the data_loss report events there say were dropped.
 func tally(t *testing.T, fake *axiomtest.Server, dataset string, n int) (seen []int, r chaosResult) {
 	t.Helper()
 	seen = make([]int, n)
 	for _, ev := range fake.Events(dataset) {
+		if isLossReport(ev) {
+			if items, ok := ev["dropped_items"].(float64); ok {
+				r.reportedDropped += int(items)
+			}
+			continue
+		}
 		var seq int
 		if _, err := fmt.Sscan(fmt.Sprint(ev["seq"]), &seq); err != nil || seq < 0 || seq >= n {
 			t.Fatalf("unexpected event %v", ev)
@@ -112,6 +121,16 @@ func tally(t *testing.T, fake *axiomtest.Server, dataset string, n int) (seen []
 		}
 	}
 	return seen, r
+}
+
+// isLossReport tells the sidecar's data_loss events (internal/losses),
+// whose "sidecar.event" key the fake stores as Axiom does, dotted or not.
+func isLossReport(ev map[string]any) bool {
+	if ev["sidecar.event"] == losses.EventKind {
+		return true
+	}
+	nested, _ := ev["sidecar"].(map[string]any)
+	return nested["event"] == losses.EventKind
 }
 
 // inFlightBound is how many records can be sent twice per kill by the

@@ -10,6 +10,8 @@
 //     even alone, what shutdown_timeout cut off from an in-memory queue);
 //     the stdout receiver (its when_full policies drop_oldest and
 //     drop_newest).
+//   - Every drop is also counted in internal/outcome, for the summary line
+//     and exit status of `app | sidecar`.
 //   - Every Recorder adds to one Ledger (Default, the process's), which the
 //     axiom exporter's logs signal drains with Take after Axiom accepted a
 //     request, sends as report events (Event), and gives back with Restore
@@ -29,6 +31,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/sidecarhq/sidecar/internal/outcome"
 	"github.com/sidecarhq/sidecar/internal/selfmetrics"
 )
 
@@ -172,6 +175,7 @@ func (r *Recorder) Record(signal string, reason Reason, items, bytes int) {
 	r.items.Add(context.Background(), int64(items), attrs)
 	r.bytes.Add(context.Background(), int64(bytes), attrs)
 	r.ledger.add(k, int64(items), int64(bytes), now)
+	outcome.Dropped(string(reason), items)
 
 	r.mu.Lock()
 	loss := r.unsaid[k]

@@ -2,11 +2,9 @@ package stdoutreceiver
 
 import (
 	"context"
-	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/sidecarhq/sidecar/internal/selfmetrics"
@@ -20,8 +18,6 @@ import (
 type selfMetrics struct {
 	lines, json, text, spanLines, truncated, refused, dropped metric.Int64Counter
 	attrs                                                     metric.MeasurementOption
-	builder                                                   *selfmetrics.Builder
-	byReason                                                  sync.Map // reason -> metric.MeasurementOption
 }
 
 func newSelfMetrics(set receiver.Settings) (*selfMetrics, error) {
@@ -33,9 +29,8 @@ func newSelfMetrics(set receiver.Settings) (*selfMetrics, error) {
 		spanLines: b.Counter("span_lines", "{line}", "OTLP/JSON span lines sent to the traces pipeline."),
 		truncated: b.Counter("truncated_lines", "{line}", "Lines cut at max_line_bytes."),
 		refused:   b.Counter("refused_pushes", "{push}", "Pushes the pipeline refused; each was retried after a backoff."),
-		dropped:   b.Counter("dropped_records", "{record}", "Records dropped, by reason: when_full (the pipeline refused and the source's buffer was full), shutdown (still refused when the receiver stopped), rejected (permanent pipeline error), no_pipeline."),
+		dropped:   b.Counter("dropped_records", "{record}", "Records dropped: permanent pipeline errors or no pipeline for the signal."),
 		attrs:     b.Attributes(),
-		builder:   b,
 	}
 	return m, b.Err()
 }
@@ -56,17 +51,8 @@ func (m *selfMetrics) record(ctx context.Context, s decode.Stats) {
 	}
 }
 
-func (m *selfMetrics) recordDropped(ctx context.Context, records int, reason string) {
-	m.dropped.Add(ctx, int64(records), m.dropAttrs(reason))
-}
-
-// dropAttrs is the measurement option of a drop reason, built once.
-func (m *selfMetrics) dropAttrs(reason string) metric.MeasurementOption {
-	if a, ok := m.byReason.Load(reason); ok {
-		return a.(metric.MeasurementOption)
-	}
-	a, _ := m.byReason.LoadOrStore(reason, m.builder.Attributes(attribute.String("reason", reason)))
-	return a.(metric.MeasurementOption)
+func (m *selfMetrics) recordDropped(ctx context.Context, records int) {
+	m.dropped.Add(ctx, int64(records), m.attrs)
 }
 
 func (m *selfMetrics) recordRefused(ctx context.Context) { m.refused.Add(ctx, 1, m.attrs) }

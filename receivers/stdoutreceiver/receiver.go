@@ -18,11 +18,13 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/sidecarhq/sidecar/internal/losses"
 	"github.com/sidecarhq/sidecar/internal/outcome"
 	"github.com/sidecarhq/sidecar/internal/sharedinstance"
 	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/decode"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/metadata"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tail"
@@ -36,10 +38,13 @@ const (
 	retryMax   = time.Second
 )
 
-// whenFullBytes is how many line bytes a source with a when_full drop
-// policy holds in memory while the pipeline refuses; decoded, they take
-// about twice that.
-const whenFullBytes = 2 << 20
+// whenFullBytes is how much a source with a when_full drop policy holds in
+// memory while the pipeline refuses: its lines' bytes plus recordCost per
+// line, about what a decoded record adds.
+const (
+	whenFullBytes = 2 << 20
+	recordCost    = 256
+)
 
 // whenFullDrain is how long Shutdown keeps offering the batches a when_full
 // buffer still holds before it drops (and counts) them.
@@ -54,7 +59,7 @@ type stdoutReceiver struct {
 	traces   consumer.Traces // nil when no traces pipeline uses the receiver
 	obs      *receiverhelper.ObsReport
 	metrics  *selfMetrics
-	drops    *drops
+	losses   *losses.Recorder // what the when_full policies drop
 	decoders sync.Pool
 	// filter is the sampling processor's pre-sampling filter that decides
 	// span lines; nil without sampling_processor. Set in Start.
@@ -95,8 +100,12 @@ func newReceiver(set receiver.Settings, cfg *Config) (*stdoutReceiver, error) {
 	if err != nil {
 		return nil, err
 	}
+	lost, err := losses.NewRecorder(set.TelemetrySettings, metadata.ScopeName, component.KindReceiver, set.ID, losses.Default)
+	if err != nil {
+		return nil, err
+	}
 	return &stdoutReceiver{
-		cfg: cfg, set: set, obs: obs, metrics: metrics, drops: newDrops(set.Logger),
+		cfg: cfg, set: set, obs: obs, metrics: metrics, losses: lost,
 		stdinSrc: os.Stdin, endProcess: stdin.EndProcess,
 		stop: make(chan struct{}),
 	}, nil
@@ -198,7 +207,6 @@ func (r *stdoutReceiver) Shutdown(ctx context.Context) error {
 			b.Close(dctx)
 		}
 		cancel()
-		r.drops.flush()
 		if r.storage != nil {
 			errs = append(errs, r.storage.Close(ctx))
 		}
@@ -216,18 +224,14 @@ func (r *stdoutReceiver) sink(policy whenfull.Policy) stream.Sink {
 	}
 	buf := whenfull.New(whenfull.Settings{
 		Policy: policy, Limit: whenFullBytes,
-		Drop:       func(n int, why whenfull.Reason) { r.drop(context.Background(), n, string(why)) },
 		Refused:    func(error) { r.metrics.recordRefused(context.Background()) },
 		RetryFirst: retryFirst, RetryMax: retryMax,
 	})
 	r.buffers = append(r.buffers, buf)
 	return func(ctx context.Context, b stream.Batch) error {
 		out := r.decode(ctx, b)
-		p := &pending{r: r, out: out}
-		buf.Put(ctx, whenfull.Batch{
-			Records: p.records(),
-			Bytes:   lineBytes(b), Push: p.push, Done: b.Done,
-		})
+		p := &pending{r: r, out: out, bytes: lineBytes(b)}
+		buf.Put(ctx, whenfull.Batch{Bytes: p.bytes + recordCost*len(b.Lines), Push: p.push, Dropped: p.dropped, Done: b.Done})
 		return nil
 	}
 }
@@ -246,15 +250,20 @@ func lineBytes(b stream.Batch) int {
 type pending struct {
 	r         *stdoutReceiver
 	out       decode.Output
+	bytes     int // of its lines
 	spansDone bool
 }
 
-func (p *pending) records() int {
-	n := p.out.Logs.LogRecordCount()
-	if p.out.Stats.SpanLines > 0 {
-		n += p.out.Traces.SpanCount()
+// dropped records what of the batch was not pushed as lost.
+func (p *pending) dropped(why whenfull.Reason) {
+	reason := losses.BudgetFull
+	if why == whenfull.Undelivered {
+		reason = losses.Shutdown
 	}
-	return n
+	if p.out.Stats.SpanLines > 0 && !p.spansDone {
+		p.r.losses.Record("traces", reason, p.out.Traces.SpanCount(), 0)
+	}
+	p.r.losses.Record("logs", reason, p.out.Logs.LogRecordCount(), p.bytes)
 }
 
 func (p *pending) push(ctx context.Context) error {
@@ -334,7 +343,7 @@ func streamAttrs(attrs []workload.Attr) []stream.Attr {
 func (r *stdoutReceiver) pushLogsOnce(ctx context.Context, ld plog.Logs) error {
 	n := ld.LogRecordCount()
 	if r.logs == nil {
-		r.drop(ctx, n, dropNoPipeline)
+		r.metrics.recordDropped(ctx, n)
 		return nil
 	}
 	ctx = r.obs.StartLogsOp(ctx)
@@ -367,8 +376,8 @@ func (r *stdoutReceiver) dropPermanent(ctx context.Context, n int, err error) er
 	if err == nil || !consumererror.IsPermanent(err) {
 		return err
 	}
-	r.drop(ctx, n, dropPermanent)
-	r.set.Logger.Debug("pipeline rejected records permanently", zap.Error(err))
+	r.metrics.recordDropped(ctx, n)
+	r.set.Logger.Error("pipeline rejected records permanently; dropped", zap.Int("records", n), zap.Error(err))
 	return nil
 }
 

@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/sidecarhq/sidecar/internal/losses"
 	"github.com/sidecarhq/sidecar/internal/rawevent"
 	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/forward"
@@ -351,6 +352,7 @@ func TestReceiverDropPolicyReadsOnWhileRefusedAndDeliversLater(t *testing.T) {
 	})
 	cfg := stdinConfig(true)
 	cfg.Stdin = configoptional.Some(stdin.Config{ExitOnEOF: true, WhenFull: whenfull.DropOldest})
+	ledger := useLedger(t)
 	s := startReceiver(t, cfg, strings.NewReader("a\nb\n"+testSpanLine+"\nc\n"), cl, ct)
 	<-s.eof // read to the end while everything was refused
 	if logs.LogRecordCount() != 0 {
@@ -363,9 +365,27 @@ func TestReceiverDropPolicyReadsOnWhileRefusedAndDeliversLater(t *testing.T) {
 	if logs.LogRecordCount() != 3 || traces.SpanCount() != 1 {
 		t.Fatalf("%d records and %d spans arrived, want 3 and 1", logs.LogRecordCount(), traces.SpanCount())
 	}
-	if d := s.r.drops.totals(); len(d) != 0 {
+	if d := lost(ledger); len(d) != 0 {
 		t.Fatalf("dropped %v", d)
 	}
+}
+
+// useLedger makes the losses of receivers created from now on go to a
+// ledger of the test's own.
+func useLedger(t *testing.T) *losses.Ledger {
+	old := losses.Default
+	losses.Default = &losses.Ledger{}
+	t.Cleanup(func() { losses.Default = old })
+	return losses.Default
+}
+
+// lost sums a ledger's records by signal and reason.
+func lost(l *losses.Ledger) map[string]int64 {
+	out := map[string]int64{}
+	for _, loss := range l.Take() {
+		out[loss.Signal+" "+string(loss.Reason)] += loss.Items
+	}
+	return out
 }
 
 // What a drop policy's buffer still holds when the receiver stops while
@@ -375,13 +395,14 @@ func TestReceiverDropPolicyCountsWhatIsLeftAtShutdown(t *testing.T) {
 	cfg := stdinConfig(true)
 	cfg.Stdin = configoptional.Some(stdin.Config{ExitOnEOF: true, WhenFull: whenfull.DropNewest})
 	input := strings.Repeat("line\n", 5000)
+	ledger := useLedger(t)
 	s := startReceiver(t, cfg, strings.NewReader(input), refusing, nil)
 	<-s.eof
 	if err := s.r.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	d := s.r.drops.totals()
-	if d[string(whenfull.Full)]+d[string(whenfull.Undelivered)] != 5000 {
-		t.Fatalf("dropped %v, want 5000 in all", d)
+	d := lost(ledger)
+	if d["logs budget_full"]+d["logs shutdown"] != 5000 || len(d) > 2 {
+		t.Fatalf("dropped %v, want 5000 log records in all", d)
 	}
 }

@@ -20,7 +20,7 @@
 // latest moments, and the records in between are dropped and counted.
 //
 // Every batch Put ends exactly once: pushed (the pipeline returned nil) or
-// dropped, through Settings.Drop, which counts it. Batch.Done runs in both
+// dropped, through Batch.Dropped, which counts it. Batch.Done runs in both
 // cases, after that: a transport that acknowledges (Fluent Forward) acks
 // then, never while the batch is only in memory, so a kill -9 loses no
 // acknowledged record.
@@ -57,34 +57,32 @@ func (p Policy) Drops() bool { return p == DropOldest || p == DropNewest }
 
 // Batch is a decoded batch on its way to the pipeline.
 type Batch struct {
-	// Records is what a drop counts: log records plus spans.
-	Records int
-	// Bytes is what it holds: the bytes of its lines.
+	// Bytes is what it holds in memory.
 	Bytes int
 	// Push hands the batch to the pipeline. It returns nil once the
 	// pipeline took it, or the refusal.
 	Push func(ctx context.Context) error
+	// Dropped counts what of the batch was not pushed, when it is dropped.
+	Dropped func(why Reason)
 	// Done, if set, runs once the batch was pushed or dropped.
 	Done func()
 }
 
 // Reason says why a batch was dropped.
-type Reason string
+type Reason int
 
 const (
 	// Full: the pipeline refused and the source's buffer was full.
-	Full Reason = "when_full"
+	Full Reason = iota
 	// Undelivered: the receiver stopped while the pipeline still refused.
-	Undelivered Reason = "shutdown"
+	Undelivered
 )
 
 // Settings configure a Buffer.
 type Settings struct {
 	Policy Policy // DropOldest or DropNewest
-	// Limit is the most line bytes held while the pipeline refuses.
+	// Limit is the most bytes held while the pipeline refuses.
 	Limit int
-	// Drop counts the records of a dropped batch.
-	Drop func(records int, why Reason)
 	// Refused is told about every refused push (self-metric, log).
 	Refused func(err error)
 	// Retry backoff while the pipeline refuses.
@@ -175,7 +173,7 @@ func (b *Buffer) add(batch *Batch) []*Batch {
 }
 
 func (b *Buffer) drop(batch *Batch, why Reason) {
-	b.set.Drop(batch.Records, why)
+	batch.Dropped(why)
 	finish(batch)
 }
 

@@ -37,15 +37,10 @@ type ledger struct {
 	dropped map[Reason]int
 }
 
-func newBuffer(t *testing.T, policy Policy, limit int, l *ledger) *Buffer {
+func newBuffer(t *testing.T, policy Policy, limit int) *Buffer {
 	t.Helper()
 	return New(Settings{
 		Policy: policy, Limit: limit,
-		Drop: func(n int, why Reason) {
-			l.mu.Lock()
-			l.dropped[why] += n
-			l.mu.Unlock()
-		},
 		Refused:    func(error) {},
 		RetryFirst: time.Millisecond, RetryMax: 5 * time.Millisecond,
 	})
@@ -53,7 +48,12 @@ func newBuffer(t *testing.T, policy Policy, limit int, l *ledger) *Buffer {
 
 func (l *ledger) batch(p *pipeline, id int) Batch {
 	return Batch{
-		Records: 1, Bytes: 100,
+		Bytes: 100,
+		Dropped: func(why Reason) {
+			l.mu.Lock()
+			l.dropped[why]++
+			l.mu.Unlock()
+		},
 		Push: func(context.Context) error {
 			p.mu.Lock()
 			defer p.mu.Unlock()
@@ -76,7 +76,7 @@ func (l *ledger) batch(p *pipeline, id int) Batch {
 func run(t *testing.T, policy Policy) (taken []int, l *ledger) {
 	l = &ledger{done: map[int]int{}, dropped: map[Reason]int{}}
 	p := &pipeline{}
-	b := newBuffer(t, policy, 1000, l)
+	b := newBuffer(t, policy, 1000)
 	for id := range 100 {
 		b.Put(context.Background(), l.batch(p, id))
 	}
@@ -130,7 +130,7 @@ func TestDropNewestKeepsTheFirstBatches(t *testing.T) {
 func TestCloseDropsWhatThePipelineStillRefuses(t *testing.T) {
 	l := &ledger{done: map[int]int{}, dropped: map[Reason]int{}}
 	p := &pipeline{}
-	b := newBuffer(t, DropOldest, 1000, l)
+	b := newBuffer(t, DropOldest, 1000)
 	for id := range 3 {
 		b.Put(context.Background(), l.batch(p, id))
 	}
