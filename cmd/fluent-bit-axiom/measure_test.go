@@ -15,6 +15,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
+	"github.com/sidecarhq/sidecar/internal/freeport"
 )
 
 // TestMeasureRecordsPerCPUSecond measures, in one run, the CPU time the
@@ -56,7 +57,7 @@ func TestMeasureRecordsPerCPUSecond(t *testing.T) {
 	if b, err := exec.Command("go", "build", "-o", sidecarBin, "../sidecar").CombinedOutput(); err != nil {
 		t.Fatalf("building the sidecar: %v\n%s", err, b)
 	}
-	addr := freeAddr(t)
+	addr := freeport.Addr(t)
 	config := filepath.Join(t.TempDir(), "config.yaml")
 	yaml := fmt.Sprintf(`receivers: {stdout: {forward: {endpoint: "%s"}}}
 exporters: {axiom: {url: "%s", token: "%s", logs_dataset: sidecar}}

@@ -35,6 +35,7 @@ import (
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
+	"github.com/sidecarhq/sidecar/internal/freeport"
 	"github.com/sidecarhq/sidecar/internal/losses"
 	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
@@ -152,7 +153,7 @@ func startSidecar(t *testing.T, axiomURL, dataset, rulesFile string) *sidecar {
 		s.components = append(s.components, proc)
 		next = proc
 	}
-	s.addr = freeAddr(t)
+	s.addr = freeport.Addr(t)
 	rcfg := stdoutreceiver.NewFactory().CreateDefaultConfig()
 	if err := confmap.NewFromStringMap(map[string]any{"forward": map[string]any{"endpoint": s.addr}}).Unmarshal(rcfg); err != nil {
 		t.Fatal(err)
@@ -202,16 +203,6 @@ func (s *sidecar) send(t *testing.T, tag string, chunk []byte) {
 	if _, err := r.ReadMapHeader(); err != nil {
 		t.Fatalf("no ack: %v", err)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // eventSet is events as sorted JSON texts, summaries apart, without what

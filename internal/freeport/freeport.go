@@ -1,6 +1,6 @@
 // Package freeport hands tests a 127.0.0.1 port that stays theirs until
-// they end, for a process the test starts to bind (the sidecar binary,
-// redis-server, a Node app).
+// they end, for a server that takes its address from config and binds it
+// itself (the sidecar binary, redis-server, a Node app, a receiver).
 //
 // A port the kernel picked for a listener that the test then closed is
 // not safe: the kernel hands the same range out again, to any process's

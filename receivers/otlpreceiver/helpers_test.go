@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -24,26 +23,16 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/mem"
 
+	"github.com/sidecarhq/sidecar/internal/freeport"
 	"github.com/sidecarhq/sidecar/receivers/otlpreceiver/internal/metadata"
 )
-
-// freeAddr returns a 127.0.0.1 address nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // testConfig turns both transports on, on free ports.
 func testConfig(t *testing.T) *Config {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
-	cfg.Protocols.GRPC.GetOrInsertDefault().NetAddr.Endpoint = freeAddr(t)
-	cfg.Protocols.HTTP.GetOrInsertDefault().NetAddr.Endpoint = freeAddr(t)
+	cfg.Protocols.GRPC.GetOrInsertDefault().NetAddr.Endpoint = freeport.Addr(t)
+	cfg.Protocols.HTTP.GetOrInsertDefault().NetAddr.Endpoint = freeport.Addr(t)
 	return cfg
 }
 
