@@ -143,23 +143,15 @@ func (r *stdoutReceiver) start(ctx context.Context, host component.Host) error {
 			r.storage = client
 		}
 		t, err := tail.New(*fc, tail.Settings{Logger: log.Named("files"), Storage: r.storage, MaxLineBytes: r.cfg.MaxLineBytes}, r.consume)
-		if err != nil {
-			return fmt.Errorf("files: %w", err)
+		if r.tailer, err = startTransport(ctx, "files", t, err); err != nil {
+			return err
 		}
-		if err := t.Start(context.WithoutCancel(ctx)); err != nil {
-			return fmt.Errorf("files: %w", err)
-		}
-		r.tailer = t
 	}
 	if fc := r.cfg.Forward.Get(); fc != nil {
 		s, err := forward.New(*fc, forward.Settings{Logger: log.Named("forward"), MaxLineBytes: r.cfg.MaxLineBytes}, r.sink(fc.WhenFull))
-		if err != nil {
-			return fmt.Errorf("forward: %w", err)
+		if r.forward, err = startTransport(ctx, "forward", s, err); err != nil {
+			return err
 		}
-		if err := s.Start(context.WithoutCancel(ctx)); err != nil {
-			return fmt.Errorf("forward: %w", err)
-		}
-		r.forward = s
 	}
 	if sc := r.cfg.Stdin.Get(); sc != nil {
 		set := stdin.Settings{Logger: log.Named("stdin"), MaxLineBytes: r.cfg.MaxLineBytes}
@@ -173,6 +165,19 @@ func (r *stdoutReceiver) start(ctx context.Context, host component.Host) error {
 		r.stdin.Start()
 	}
 	return nil
+}
+
+// startTransport starts a transport that New made, or passes on New's error,
+// naming the transport in the error. The transport outlives Start's ctx.
+func startTransport[T interface{ Start(context.Context) error }](ctx context.Context, name string, t T, err error) (T, error) {
+	if err == nil {
+		err = t.Start(context.WithoutCancel(ctx))
+	}
+	if err != nil {
+		var none T
+		return none, fmt.Errorf("%s: %w", name, err)
+	}
+	return t, nil
 }
 
 func storageClient(ctx context.Context, host component.Host, id, self component.ID) (storage.Client, error) {
