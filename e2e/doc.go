@@ -10,7 +10,9 @@
 // variables; AXIOM_*, SIDECAR_* and ECS_* are cleared first), and kills it
 // when the test ends, printing its output if the test failed. Sidecar waits
 // for a listener or an output line, and Stop sends SIGTERM as ECS and
-// Kubernetes do and returns the exit code. Every config comes from
+// Kubernetes do and returns the exit code. FreeAddr gives the ports a
+// started process binds, held for the test (internal/freeport) so that
+// test binaries running at once never share one. Every config comes from
 // sidecarConfig.yaml: the test names its receivers, processors, extensions
 // and exporters (usually axiomExporter, to the test's fake Axiom with logs in
 // app-logs and spans in app-traces), and each signal gets a pipeline through
