@@ -112,24 +112,6 @@ func scrapeCounter(port, name, label string) float64 {
 	return sum
 }
 
-// waitSeqs waits until every seq in [0, n) has arrived in "logs", or
-// timeout passes (the caller's countSeqs then says what is missing).
-func waitSeqs(t *testing.T, fake *axiomtest.Server, n int, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		missing, _ := countSeqs(t, fake.Events("logs"), n)
-		if missing == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Logf("%d of %d lines still missing after %s", missing, n, timeout)
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // countSeqs counts how often each seq in [0, n) arrived; it fails the test
 // on an event that is not one of those lines.
 func countSeqs(t *testing.T, events []map[string]any, n int) (missing, duplicated int) {
@@ -227,7 +209,7 @@ func TestRepeatedKillsWhileAxiomFlapsLoseNothing(t *testing.T) {
 	s := StartSidecar(t, "", kubernetesArgs, WithEnv(env...))
 	s.WaitOutput(t, "Everything is ready")
 	// Lines sent twice count towards any total, so wait for each line.
-	waitSeqs(t, fake, n, 90*time.Second)
+	waitArrived(t, fake, "logs", n, func(int) bool { return true })
 	if code := s.Stop(t); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
