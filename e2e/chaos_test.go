@@ -99,9 +99,12 @@ func tally(t *testing.T, fake *axiomtest.Server, dataset string, n int) (seen []
 	seen = make([]int, n)
 	for _, ev := range fake.Events(dataset) {
 		if isLossReport(ev) {
-			if items, ok := ev["dropped_items"].(float64); ok {
-				r.reportedDropped += int(items)
+			// The fake keeps numbers exact (json.Number), as seq below.
+			var items int
+			if _, err := fmt.Sscan(fmt.Sprint(ev["dropped_items"]), &items); err != nil {
+				t.Fatalf("data_loss event without a dropped_items count: %v", ev)
 			}
+			r.reportedDropped += items
 			continue
 		}
 		var seq int

@@ -76,7 +76,8 @@ func (a *timedWriter) writeFor(t *testing.T, w io.Writer, d time.Duration) {
 // its memory stays within budget; what does not fit is dropped (the oldest
 // waiting lines) and counted. Once Axiom takes data again and stdin ends,
 // the summary line adds up exactly: every line written arrived or was
-// counted as dropped, and the exit status says that some were dropped.
+// counted as dropped, the data_loss events in Axiom report exactly that
+// count, and the exit status says that some were dropped.
 func TestIngestLimitWhileTheAppWritesFastNeverBlocksItAndCountsEveryDrop(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	reset := time.Now().Add(10 * time.Second)
@@ -120,6 +121,9 @@ func TestIngestLimitWhileTheAppWritesFastNeverBlocksItAndCountsEveryDrop(t *test
 	}
 	if code != 3 {
 		t.Fatalf("exit status %d after drops, want 3", code)
+	}
+	if r.reportedDropped != sum.dropped {
+		t.Fatalf("the data_loss events in Axiom report %d dropped, the summary %d", r.reportedDropped, sum.dropped)
 	}
 }
 
