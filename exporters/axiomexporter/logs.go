@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -32,6 +33,9 @@ type logsExporter struct {
 	axiom     *axiomclient.Client
 	encoders  encoderPool
 	maxEvents int
+	// accepting: Axiom accepted the last request, so the report of drops
+	// made since may still go at shutdown (see shutdown).
+	accepting atomic.Bool
 }
 
 func newLogsExporter(cfg *Config, set exporter.Settings) (*logsExporter, error) {
@@ -282,6 +286,7 @@ func (e *logsExporter) ingest(ctx context.Context, body []byte, n int) error {
 	}
 	e.tel.request(ctx, status.Code)
 	e.accepted()
+	e.accepting.Store(true)
 	e.reportLosses(ctx)
 	e.tel.sent.Add(ctx, int64(status.Ingested), e.tel.signalAttributes)
 	if status.Failed > 0 {
@@ -298,6 +303,7 @@ func (e *logsExporter) ingest(ctx context.Context, body []byte, n int) error {
 // ingestError turns a failed ingest into what deliver and exporterhelper
 // act on, by the answer's status (see axiomclient.Classify).
 func (e *logsExporter) ingestError(ctx context.Context, err error) error {
+	e.accepting.Store(false)
 	var answerErr *axiomclient.Error
 	if !errors.As(err, &answerErr) {
 		e.tel.request(ctx, 0)

@@ -35,3 +35,15 @@ func (e *logsExporter) reportLosses(ctx context.Context) {
 	}
 	e.tel.request(ctx, st.Code)
 }
+
+// shutdown sends, while Axiom still accepts data, the report of what was
+// dropped since the last accepted request (such as what a source's
+// when_full buffer dropped as the pipeline stopped): no later request would
+// carry it. Receivers stop before exporters, so their drops are recorded by
+// now; the send is bounded by shutdown_timeout (abortCtx).
+func (e *logsExporter) shutdown(ctx context.Context) error {
+	if e.axiom != nil && e.accepting.Load() {
+		e.reportLosses(e.abortCtx)
+	}
+	return e.base.shutdown(ctx)
+}

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
+	"github.com/sidecarhq/sidecar/internal/losses"
 )
 
 // sizedLogs makes one record per size, a string body of that many bytes
@@ -140,6 +142,45 @@ func TestSplitSpansKeepsResourceAndScope(t *testing.T) {
 		rs := part.ResourceSpans().At(0)
 		if v, _ := rs.Resource().Attributes().Get("service.name"); v.Str() != "checkout" {
 			t.Errorf("resource lost: %v", rs.Resource().Attributes().AsRaw())
+		}
+	}
+}
+
+// Drops recorded after the last accepted request (a source's when_full
+// buffer dropping as the pipeline stops) are reported at shutdown while
+// Axiom accepts data; after a refused request shutdown sends nothing.
+func TestLossesAfterTheLastRequestAreReportedAtShutdown(t *testing.T) {
+	for _, up := range []bool{true, false} {
+		srv := axiomtest.NewForTest(t)
+		h := newHarness()
+		exp := startLogs(t, h, testConfig(srv.URL()))
+		if err := exp.ConsumeLogs(context.Background(), stringLogs(3)); err != nil {
+			t.Fatal(err)
+		}
+		if !up {
+			srv.Outage("", axiomtest.Status(400)) // permanent: no retry
+			_ = exp.ConsumeLogs(context.Background(), stringLogs(3))
+		}
+		src, err := losses.NewRecorder(h.set.TelemetrySettings, "test", component.KindReceiver, component.MustNewID("stdout"), losses.Default)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Record("logs", losses.Shutdown, 5, 50)
+		before := len(srv.Requests())
+		if err := exp.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if !up && len(srv.Requests()) != before {
+			t.Errorf("shutdown sent a report to an Axiom that refused the last request")
+		}
+		var reports []map[string]any
+		for _, ev := range srv.Events(logsDS) {
+			if ev["sidecar.event"] == losses.EventKind {
+				reports = append(reports, ev)
+			}
+		}
+		if up && (len(reports) != 1 || fmt.Sprint(reports[0]["dropped_items"]) != "5" || reports[0]["reason"] != "shutdown" || reports[0]["component"] != "receiver/stdout") {
+			t.Errorf("reports %v, want one for 5 records dropped at shutdown", reports)
 		}
 	}
 }

@@ -15,8 +15,10 @@
 //   - Every Recorder adds to one Ledger (Default, the process's), which the
 //     axiom exporter's logs signal drains with Take after Axiom accepted a
 //     request, sends as report events (Event), and gives back with Restore
-//     if that send fails. Without a logs pipeline to Axiom the report is
-//     never sent; the log lines and the metric still are.
+//     if that send fails, and once more at its shutdown (drops made as the
+//     pipeline stopped) if Axiom accepted its last request. Without a logs
+//     pipeline to Axiom the report is never sent; the log lines and the
+//     metric still are. The ledger is not kept across restarts.
 package losses
 
 import (
