@@ -67,6 +67,9 @@ func sidecarConfig(env *runEnv, in inputs) string {
         match: {kind: [client], attributes: {db.system: redis}}
         probability: 0.01
 `)
+		if in.noHold {
+			b.WriteString("    hold: {max_bytes: 0}\n")
+		}
 	}
 	fmt.Fprintf(&b, "exporters:\n  axiom:\n    url: %s\n    token: %s\n    logs_dataset: logs\n    traces_dataset: traces\n", env.sinkURL, benchToken)
 	var pipes []pipeline

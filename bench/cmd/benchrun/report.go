@@ -93,6 +93,15 @@ func writeReport(o options, run runInfo, results []result) error {
 		goal("spans-http-json ≥ 2.5x less CPU per span than the stock collector at max rate, ≥ 2x at the fixed rate",
 			fmt.Sprintf("%.1fx at max rate, %.1fx at %d/s", ratios[1], ratios[0], o.spanRate), ratios[1] >= 2.5 && ratios[0] >= 2, true)
 	}
+	// Issue 16: holding must not cost the span path its lead.
+	for _, sc := range []string{"spans-http", "spans-http-json", "spans-grpc"} {
+		on, ok1 := phaseRatios(get, sc, collBaseline, sc, collSidecar)
+		off, ok2 := phaseRatios(get, sc, collBaseline, sc+"-nohold", collSidecar)
+		if ok1 && ok2 {
+			goal("holding keeps the span path's ≥ 2.5x lead at max rate ("+sc+")",
+				fmt.Sprintf("holding on %.1fx, off %.1fx at max rate; on %.1fx, off %.1fx at %d/s", on[1], off[1], on[0], off[0], o.spanRate), on[1] >= 2.5, true)
+		}
+	}
 	if ratios, ok := phaseRatios(get, "spans-stdout", collSidecar, "spans-http-json", collSidecar); ok {
 		goal("OTLP/JSON span lines on stdin within 20% of spans-http-json's CPU per span",
 			fmt.Sprintf("%.2fx spans-http-json's at %d/s, %.2fx at max rate", ratios[0], o.spanRate, ratios[1]), ratios[0] <= 1.2 && ratios[1] <= 1.2, true)

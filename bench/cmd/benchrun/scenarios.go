@@ -28,6 +28,9 @@ type inputs struct {
 	// stdinSpans sends the spans as OTLP/JSON lines on stdin (the JS
 	// client's zero-network path) instead of over OTLP.
 	stdinSpans bool
+	// noHold turns the sampling processor's deferred drops off
+	// (hold.max_bytes: 0), so a span a rule drops is dropped at once.
+	noHold bool
 }
 
 // scenario is one benchmark: the same load offered to each collector.
@@ -50,7 +53,7 @@ type scenario struct {
 }
 
 func scenarios(o options) []scenario {
-	return []scenario{
+	all := []scenario{
 		{
 			name: "logs-stdin", title: "pino logs via stdin",
 			sidecar: inputs{logs: inputStdin}, baseline: inputs{logs: inputFileJSON},
@@ -112,6 +115,29 @@ func scenarios(o options) []scenario {
 			note: "Fixed rate only. Logs via stdin (baseline: file_log from a file), spans via OTLP/gRPC.",
 		},
 	}
+	// Each variant without holding runs right after its scenario, so both
+	// see the same machine.
+	var out []scenario
+	for _, sc := range all {
+		out = append(out, sc)
+		switch sc.name {
+		case "spans-http", "spans-http-json", "spans-grpc":
+			out = append(out, withoutHold(sc))
+		}
+	}
+	return out
+}
+
+// withoutHold is sc with holding off, sidecar only: set against sc's own
+// sidecar and baseline runs, it shows what deferred drops cost.
+func withoutHold(sc scenario) scenario {
+	sc.note = "As " + sc.name + " with the sampling processor's `hold: {max_bytes: 0}` (deferred drops off); compare with " + sc.name + "'s runs in the same report."
+	sc.name += "-nohold"
+	sc.title += ", holding off"
+	sc.sidecar.noHold = true
+	sc.baseline = inputs{}
+	sc.sidecarOnly = true
+	return sc
 }
 
 // loadLogs offers pino lines on the collector's log input.
