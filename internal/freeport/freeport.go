@@ -41,6 +41,7 @@ func Addr(t testing.TB) string {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
+	_ = os.Chmod(dir, 0o777|os.ModeSticky) // shared by every user's tests, like /tmp
 	for range 1000 {
 		port := lowest + rand.IntN(highest-lowest+1)
 		lock, ok := claim(dir, port)
@@ -63,7 +64,7 @@ func Addr(t testing.TB) string {
 
 // claim takes the lock of port, or reports false when another holder has it.
 func claim(dir string, port int) (*os.File, bool) {
-	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDONLY, 0o666)
 	if err != nil {
 		return nil, false
 	}
