@@ -386,18 +386,47 @@ func (s *sampler) countRescued(r *rule, v *spanView) {
 	s.spanStats(r, v).rescued++
 }
 
-// pdataHeld collects the held spans of one pdata request; reused.
-type pdataHeld struct {
-	td     ptrace.Traces
-	rs     ptrace.ResourceSpans
-	ss     ptrace.ScopeSpans
-	ri, si int // the source indices rs and ss were copied from
+// heldCursor is what collecting held items of one pdata request needs
+// whatever the signal: which source resource and scope the held request's
+// last resource and scope were copied from, and the keys of what it holds.
+type heldCursor struct {
+	ri, si int
 	keys   []holdKey
 }
 
-func (p *pdataHeld) reset() {
-	p.keys = p.keys[:0]
-	p.ri, p.si = -1, -1
+func (c *heldCursor) reset() {
+	c.keys = c.keys[:0]
+	c.ri, c.si = -1, -1
+}
+
+// next records an item of the ri-th resource and si-th scope of the request
+// and says whether it opens a new resource and a new scope in the held one.
+func (c *heldCursor) next(ri, si int, key holdKey) (newResource, newScope bool) {
+	newResource = ri != c.ri
+	if newResource {
+		c.ri, c.si = ri, -1
+	}
+	newScope = si != c.si
+	c.si = si
+	c.keys = append(c.keys, key)
+	return newResource, newScope
+}
+
+// holdMarshaled holds a request of the held items with keys, as marshalled.
+func (s *sampler) holdMarshaled(raw []byte, err error, logs bool, keys []holdKey, now time.Time) {
+	if err != nil { // cannot happen for pdata built here; drop as decided
+		s.hold.counts.released[releasedBudget] += int64(len(keys))
+		return
+	}
+	s.hold.add(raw, logs, keys, now)
+}
+
+// pdataHeld collects the held spans of one pdata request; reused.
+type pdataHeld struct {
+	heldCursor
+	td ptrace.Traces
+	rs ptrace.ResourceSpans
+	ss ptrace.ScopeSpans
 }
 
 // add copies sp, of the ri-th resource rs and the si-th scope ss of the
@@ -406,20 +435,18 @@ func (p *pdataHeld) add(ri, si int, rs ptrace.ResourceSpans, ss ptrace.ScopeSpan
 	if len(p.keys) == 0 {
 		p.td = ptrace.NewTraces()
 	}
-	if ri != p.ri {
+	newResource, newScope := p.next(ri, si, key)
+	if newResource {
 		p.rs = p.td.ResourceSpans().AppendEmpty()
 		rs.Resource().CopyTo(p.rs.Resource())
 		p.rs.SetSchemaUrl(rs.SchemaUrl())
-		p.ri, p.si = ri, -1
 	}
-	if si != p.si {
+	if newScope {
 		p.ss = p.rs.ScopeSpans().AppendEmpty()
 		ss.Scope().CopyTo(p.ss.Scope())
 		p.ss.SetSchemaUrl(ss.SchemaUrl())
-		p.si = si
 	}
 	sp.CopyTo(p.ss.Spans().AppendEmpty())
-	p.keys = append(p.keys, key)
 }
 
 // holdPdata holds what p collected.
@@ -428,11 +455,7 @@ func (s *sampler) holdPdata(p *pdataHeld, now time.Time) {
 		return
 	}
 	raw, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(p.td)
-	if err != nil { // cannot happen for pdata built here; drop as decided
-		s.hold.counts.released[releasedBudget] += int64(len(p.keys))
-		return
-	}
-	s.hold.add(raw, false, p.keys, now)
+	s.holdMarshaled(raw, err, false, p.keys, now)
 }
 
 // rescuedItems are held items of earlier requests that a request's failed

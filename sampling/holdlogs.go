@@ -43,36 +43,28 @@ func markRescuedLog(rec plog.LogRecord, ruleName string) {
 
 // pdataHeldLogs collects the held records of one request; reused.
 type pdataHeldLogs struct {
-	ld     plog.Logs
-	rl     plog.ResourceLogs
-	sl     plog.ScopeLogs
-	ri, si int // the source indices rl and sl were copied from
-	keys   []holdKey
-}
-
-func (p *pdataHeldLogs) reset() {
-	p.keys = p.keys[:0]
-	p.ri, p.si = -1, -1
+	heldCursor
+	ld plog.Logs
+	rl plog.ResourceLogs
+	sl plog.ScopeLogs
 }
 
 func (p *pdataHeldLogs) add(ri, si int, rl plog.ResourceLogs, sl plog.ScopeLogs, rec plog.LogRecord, key holdKey) {
 	if len(p.keys) == 0 {
 		p.ld = plog.NewLogs()
 	}
-	if ri != p.ri {
+	newResource, newScope := p.next(ri, si, key)
+	if newResource {
 		p.rl = p.ld.ResourceLogs().AppendEmpty()
 		rl.Resource().CopyTo(p.rl.Resource())
 		p.rl.SetSchemaUrl(rl.SchemaUrl())
-		p.ri, p.si = ri, -1
 	}
-	if si != p.si {
+	if newScope {
 		p.sl = p.rl.ScopeLogs().AppendEmpty()
 		sl.Scope().CopyTo(p.sl.Scope())
 		p.sl.SetSchemaUrl(sl.SchemaUrl())
-		p.si = si
 	}
 	rec.CopyTo(p.sl.LogRecords().AppendEmpty())
-	p.keys = append(p.keys, key)
 }
 
 // holdLogs holds what p collected.
@@ -81,11 +73,7 @@ func (s *sampler) holdLogs(p *pdataHeldLogs, now time.Time) {
 		return
 	}
 	raw, err := (&plog.ProtoMarshaler{}).MarshalLogs(p.ld)
-	if err != nil { // cannot happen for pdata built here; drop as decided
-		s.hold.counts.released[releasedBudget] += int64(len(p.keys))
-		return
-	}
-	s.hold.add(raw, true, p.keys, now)
+	s.holdMarshaled(raw, err, true, p.keys, now)
 }
 
 // rescueLogs adds the records of b whose traces are rescued to out.
