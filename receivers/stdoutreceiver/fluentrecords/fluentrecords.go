@@ -29,8 +29,8 @@ import (
 // Decoder reads chunks; it keeps its buffers from one to the next. It is not
 // safe for concurrent use.
 type Decoder struct {
-	entries *forward.Entries
-	lines   *decode.Decoder
+	entries  *forward.Entries
+	lines    *decode.Decoder
 	out      plog.Logs // of the chunk being read
 	now      time.Time
 	resource []stream.Attr
