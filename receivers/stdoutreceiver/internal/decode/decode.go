@@ -66,7 +66,6 @@ import (
 	"math"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -125,7 +124,7 @@ type Output struct {
 // pool one per goroutine.
 type Decoder struct {
 	opts   Options
-	buf    []byte // the bodies of the current batch, back to back
+	buf    []byte // the bodies of the current batch, back to back (scratch: build copies it)
 	fixed  []byte // the current line with invalid UTF-8 repaired
 	closed []byte // the current line, cut at the line limit, closed into JSON again
 	recs   []decodedLine
@@ -166,27 +165,16 @@ const maxRetainedMembers = 4096
 func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) Output {
 	out := Output{Logs: plog.NewLogs()}
 	out.Stats.Lines = len(b.Lines)
-	// The bodies buffer becomes the records' memory (see build) and stays
-	// pinned while they wait in the exporter's queue, so each batch gets a
-	// fresh one sized from its own lines (plus room for `_time`, `level` and
-	// the like): sized like an earlier, larger batch, every small batch (a
-	// forward client sends a few lines at a time) pinned hundreds of KB.
-	n := 0
-	for i := range b.Lines {
-		if d.spansFirst(&b.Lines[i]) {
-			continue // a span line is not a body: leaving it out saves allocating as much again
-		}
-		n += len(b.Lines[i].Data)
-	}
-	d.buf = make([]byte, 0, n+n/4+128*len(b.Lines))
-	d.recs = d.recs[:0]
+	d.buf, d.recs = d.buf[:0], d.recs[:0]
 	for i := range b.Lines {
 		d.line(&b.Lines[i], now, &out, resource)
 	}
 	if len(d.recs) > 0 {
 		d.build(out.Logs, b.Attrs, resource, now)
 	}
-	d.buf = nil
+	if cap(d.buf) > maxRetainedBuf {
+		d.buf = nil
+	}
 	if cap(d.fixed) > maxRetainedBuf {
 		d.fixed = nil
 	}
@@ -217,7 +205,6 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 	if when.IsZero() {
 		when = now
 	}
-	r := decodedLine{stream: l.Stream, truncated: l.Truncated, ts: pcommon.NewTimestampFromTime(when)}
 	obj := data
 	if l.Truncated { // a cut JSON object is closed again and decoded
 		var ok bool
@@ -234,26 +221,27 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 		out.Stats.SpanLines++
 		return
 	}
-	if scanObject(obj, &d.obj) {
-		data = obj
-		if d.opts.Traces && !l.Truncated && !spansTried && d.obj.has(keyResourceSpans) &&
-			d.spanLine(data[d.obj.start:d.obj.end], out, resource) {
-			out.Stats.SpanLines++
-			return
-		}
-		out.Stats.JSON++
-		r.raw = true
-		r.start = len(d.buf)
-		d.buf = d.event(d.buf, data, &r, when)
-		r.end = len(d.buf)
-		d.recs = append(d.recs, r)
+	isObject := scanObject(obj, &d.obj)
+	if isObject && d.opts.Traces && !l.Truncated && !spansTried && d.obj.has(keyResourceSpans) &&
+		d.spanLine(obj[d.obj.start:d.obj.end], out, resource) {
+		out.Stats.SpanLines++
 		return
 	}
-	out.Stats.Text++
+	// The record is filled in place: copying a decodedLine (it holds
+	// strings) into the slice costs a bulk write barrier while the GC runs.
+	d.recs = append(d.recs, decodedLine{})
+	r := &d.recs[len(d.recs)-1]
+	r.stream, r.truncated, r.ts = l.Stream, l.Truncated, pcommon.NewTimestampFromTime(when)
 	r.start = len(d.buf)
-	d.buf = append(d.buf, data...)
+	if isObject {
+		out.Stats.JSON++
+		r.raw = true
+		d.buf = d.event(d.buf, obj, r, when)
+	} else {
+		out.Stats.Text++
+		d.buf = append(d.buf, data...)
+	}
 	r.end = len(d.buf)
-	d.recs = append(d.recs, r)
 }
 
 // spanLine decodes an OTLP/JSON ExportTraceServiceRequest into out.Traces.
@@ -316,10 +304,11 @@ const (
 	editLevelName         // replace the value with `"<name>"`
 )
 
+// edit holds no pointer (the level's name is event's levelName), so
+// sorting edits moves plain words.
 type edit struct {
 	start, end int
 	kind       int
-	text       string
 }
 
 // inserted is what an editInsert writes.
@@ -338,6 +327,7 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 	edits := d.edits[:0]
 	dropTime := -1 // a member dropped besides the superseded ones
 	var ins inserted
+	var levelName string // what an editLevelName writes
 
 	ts := fallback
 	switch {
@@ -382,9 +372,9 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 		if v[0] == '"' {
 			r.sevText, r.sev = stringLevel(v)
 		} else {
-			text, sev := jsLevel(v)
-			r.sevText, r.sev = text, sev
-			edits = append(edits, edit{start: m.valStart, end: m.valEnd, kind: editLevelName, text: text})
+			levelName, r.sev = jsLevel(v)
+			r.sevText = levelName
+			edits = append(edits, edit{start: m.valStart, end: m.valEnd, kind: editLevelName})
 		}
 	case o.has(keyLogLevel):
 		r.sevText, r.sev = stringLevel(o.val(line, keyLogLevel))
@@ -431,7 +421,7 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 			dst = appendInserted(dst, &ins)
 		case editLevelName:
 			dst = append(dst, '"')
-			dst = append(dst, e.text...)
+			dst = append(dst, levelName...)
 			dst = append(dst, '"')
 		}
 		pos = e.end
@@ -496,9 +486,11 @@ func hexID(id, line []byte, o *object, keys ...int) {
 	}
 }
 
-// build writes the decoded records into logs. The batch's bodies buffer is
-// turned into one string without a copy (Decode never writes to it again)
-// and the records' bodies slice it: one allocation per batch, not per line.
+// build writes the decoded records into logs. The records' bodies slice one
+// string per batch, copied from the bodies buffer at its exact size: that
+// string stays pinned while the records wait in the exporter's queue, and
+// a string conversion does not zero the memory first, as a fresh buffer
+// (make) would, so the copy costs less than allocating the buffer per batch.
 func (d *Decoder) build(logs plog.Logs, batchAttrs, resource []stream.Attr, now time.Time) {
 	rl := logs.ResourceLogs().AppendEmpty()
 	attrs := rl.Resource().Attributes()
@@ -527,7 +519,7 @@ func (d *Decoder) build(logs plog.Logs, batchAttrs, resource []stream.Attr, now 
 		text.EnsureCapacity(len(d.recs) - nRaw)
 	}
 	observed := pcommon.NewTimestampFromTime(now)
-	bodies := unsafe.String(unsafe.SliceData(d.buf), len(d.buf))
+	bodies := string(d.buf)
 	for i := range d.recs {
 		r := &d.recs[i]
 		var lr plog.LogRecord
