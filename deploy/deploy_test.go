@@ -259,6 +259,7 @@ func TestBrokenCopiesAreRejected(t *testing.T) {
 		// Kubernetes: apimachinery's strict decoder, Pod Security.
 		{"k8s/key-casing.yaml", checkK8s, `unknown field "spec.template.spec.initContainers[0].volumeMounts[0].readonly"`},
 		{"k8s/http-probe.yaml", checkK8s, "want the image's own"},
+		{"k8s/readiness-probe.yaml", checkK8s, "has a readinessProbe"},
 		{"k8s/capabilities-kept.yaml", checkK8s, "restricted level"},
 		{"k8s/bad-container-name.yaml", checkK8s, `container name "My_App": a lowercase RFC 1123 label`},
 		{"k8s/no-downward-uid.yaml", checkK8s, "POD_UID"},

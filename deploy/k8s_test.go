@@ -168,6 +168,9 @@ func checkPod(file string, tmpl *corev1.PodTemplateSpec, files map[string]string
 	if err := errors.Join(s.check(), s.tokenFromSecret()); err != nil {
 		errs = append(errs, err)
 	}
+	if c.ReadinessProbe != nil {
+		errs = append(errs, errors.New("the sidecar has a readinessProbe: a native sidecar's readiness counts toward the pod's Ready, so a sidecar that is not ready would take the app out of service"))
+	}
 	// Names as the API server checks them (k8s.io/kubernetes validation
 	// is not used: it needs replace directives for its staging modules).
 	for _, ctr := range append(slices.Clone(pod.InitContainers), pod.Containers...) {

@@ -33,7 +33,7 @@ func TestComponentsListsTheDistribution(t *testing.T) {
 }
 
 // `sidecar health --url` (the container health check) says "healthy" while a
-// sidecar runs, and fails with "not healthy" once it has stopped.
+// sidecar runs, and fails with "not live" once it has stopped.
 func TestHealthCommandTellsARunningSidecarFromAStoppedOne(t *testing.T) {
 	health, otlpAddr := FreeAddr(t), FreeAddr(t)
 	s := StartSidecar(t, sidecarConfig{
@@ -51,7 +51,7 @@ func TestHealthCommandTellsARunningSidecarFromAStoppedOne(t *testing.T) {
 		t.Fatalf("exit code %d", code)
 	}
 	out, err = exec.Command(sidecarBinary, "health", "--url", "http://"+health+"/").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "not healthy") {
+	if err == nil || !strings.Contains(string(out), "not live") {
 		t.Fatalf("health on a stopped sidecar: %v %q", err, out)
 	}
 }

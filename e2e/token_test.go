@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,9 +14,13 @@ import (
 )
 
 // A token Axiom refuses: one clear line at start, the health endpoint turns
-// unhealthy with the reason, and what the app writes is held, not dropped:
-// once Axiom accepts the token (here: the fake learns it), everything
-// arrives, from the queue on disk, after a restart.
+// unhealthy with the reason and `sidecar status` prints it, while the
+// liveness check every deploy file's probe runs (`sidecar health`) keeps
+// passing: a restart would not fix the token, and under Kubernetes or ECS
+// a failing probe restarts the sidecar or replaces the app's whole task.
+// What the app writes is held, not dropped: once Axiom accepts the token
+// (here: the fake learns it), everything arrives, from the queue on disk,
+// after a restart.
 func TestRefusedTokenHoldsDataAndTurnsHealthUnhealthy(t *testing.T) {
 	fake := axiomtest.NewForTest(t, axiomtest.WithTokens("xaat-another-token"))
 	env := append(embeddedEnv(t, fake), "SIDECAR_STATE_DIR="+t.TempDir())
@@ -44,15 +49,37 @@ func TestRefusedTokenHoldsDataAndTurnsHealthUnhealthy(t *testing.T) {
 	if !strings.Contains(body, "AXIOM_TOKEN") || strings.Contains(body, testToken) {
 		t.Errorf("health answered %d %s; want 500 naming AXIOM_TOKEN, never the token", code, body)
 	}
-	out, err := exec.Command(sidecarBinary, "health", "--url", "http://"+health+"/").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "refused the token") {
-		t.Errorf("sidecar health: %v %s; want a failure that says why", err, out)
+	url := "http://" + health + "/"
+	out, err := exec.Command(sidecarBinary, "status", "--url", url).CombinedOutput()
+	if exitStatus(err) != 1 || !strings.Contains(string(out), "refused the token") {
+		t.Errorf("sidecar status: %v %s; want exit 1 and the reason", err, out)
 	}
 
+	// The liveness probe, once a second for longer than a Kubernetes
+	// liveness probe (3 failures 10 s apart) or an ECS health check (3
+	// retries 10 s apart) takes to act, while the app writes: every probe
+	// passes, says why the sidecar is degraded, and the sidecar never
+	// stops.
 	const n = 200
-	for i := range n {
-		fmt.Fprintln(s.Stdin, pinoLine(i))
+	probes, sent := 0, 0
+	for start := time.Now(); time.Since(start) < 31*time.Second; probes++ {
+		for ; sent < min(n, 8*(probes+1)); sent++ {
+			fmt.Fprintln(s.Stdin, pinoLine(sent))
+		}
+		out, err := exec.Command(sidecarBinary, "health", "--url", url).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "refused the token") {
+			t.Fatalf("liveness probe %d: %v %s; want exit 0 with the reason", probes, err, out)
+		}
+		select {
+		case <-s.done:
+			t.Fatalf("the sidecar stopped during the probes: %v", s.err)
+		case <-time.After(time.Second):
+		}
 	}
+	for ; sent < n; sent++ {
+		fmt.Fprintln(s.Stdin, pinoLine(sent))
+	}
+	t.Logf("%d liveness probes over 31 s, all passed", probes)
 	waitAccepted(t, s, envValue(env, "SIDECAR_METRICS_PORT"), n)
 	if code := s.Stop(t); code != 0 {
 		t.Logf("exit code %d", code) // the stdin exit status is the receiver's
@@ -69,4 +96,16 @@ func TestRefusedTokenHoldsDataAndTurnsHealthUnhealthy(t *testing.T) {
 		t.Fatalf("after the token was fixed: %v (have %d of %d)", err, good.EventCount("logs"), n)
 	}
 	s.Stop(t)
+}
+
+// exitStatus is the exit status of a command that ran: 0 for a nil error.
+func exitStatus(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -34,10 +35,14 @@ func main() {
 	defer stop()
 	setMemoryLimit()
 	cmd := otelcol.NewCommand(settings(defaultURI()))
-	cmd.AddCommand(newHealthCommand())
+	cmd.AddCommand(newHealthCommand(), newStatusCommand())
 	cmd.SetArgs(withDefaultConfig(os.Args[1:], defaultURI()))
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		stop()
+		var code exitCode
+		if errors.As(err, &code) {
+			os.Exit(int(code))
+		}
 		os.Exit(1)
 	}
 	// `app | sidecar` ends with what became of the app's records, and a
