@@ -41,10 +41,13 @@ func sidecarConfig(env *runEnv, in inputs) string {
 		b.WriteString("  stdout:\n    sampling_processor: sampling\n    stdin: {exit_on_eof: false}\n")
 	}
 	if in.logs != "" {
+		// when_full: block, as the stock receivers wait for the pipeline:
+		// under the default drop_oldest a max-rate phase keeps reading and
+		// measures what is dropped, not what one core can ship.
 		b.WriteString("  stdout:\n")
 		switch in.logs {
 		case inputStdin:
-			b.WriteString("    stdin: {exit_on_eof: false}\n")
+			b.WriteString("    stdin: {exit_on_eof: false, when_full: block}\n")
 		case inputFileJSON, inputFileCRI:
 			format := "cri"
 			if in.logs == inputFileJSON {
@@ -52,7 +55,7 @@ func sidecarConfig(env *runEnv, in inputs) string {
 			}
 			fmt.Fprintf(&b, "    files: {include: [%q], format: %s, start_at: beginning, poll_interval: 200ms}\n", env.logFile, format)
 		case inputForward, inputForwardBatch:
-			fmt.Fprintf(&b, "    forward: {endpoint: \"127.0.0.1:%d\"}\n", env.forwardPort)
+			fmt.Fprintf(&b, "    forward: {endpoint: \"127.0.0.1:%d\", when_full: block}\n", env.forwardPort)
 		}
 	}
 	if in.spans && !in.stdinSpans {
