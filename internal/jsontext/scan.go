@@ -27,15 +27,14 @@ type Text interface{ ~string | ~[]byte }
 const MaxDepth = 128
 
 // SkipSpace returns the index of the first byte from i on that is not JSON
-// whitespace.
+// whitespace. Most JSON lines have none between tokens, so the first test
+// (above the space character) usually ends it.
 func SkipSpace[T Text](s T, i int) int {
 	for i < len(s) {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
+		if c := s[i]; c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 			return i
 		}
+		i++
 	}
 	return i
 }
@@ -43,12 +42,28 @@ func SkipSpace[T Text](s T, i int) int {
 // StringEnd validates the string starting at s[i] == '"' and returns the
 // index just past its closing quote, and whether it holds escape sequences
 // (when it does not, s[i+1:end-1] is already the decoded value).
+//
+// It tests eight bytes at a time (strings are most of a log line): in each
+// word, the lowest byte flagged as '"', '\\' or below 0x20 is exact (a
+// borrow only runs upwards), so it is the next byte to look at. One loop,
+// no call per string: a line holds a few dozen, most of them short.
 func StringEnd[T Text](s T, i int) (end int, escaped, ok bool) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i++
-	for {
-		i = skipPlain(s, i)
-		if i >= len(s) {
-			return 0, false, false
+	for i < len(s) {
+		if i+8 <= len(s) {
+			x := load64(s, i)
+			quote := x ^ ('"' * ones)
+			slash := x ^ ('\\' * ones)
+			special := ((quote-ones)&^quote | (slash-ones)&^slash | (x-0x20*ones)&^x) & highs
+			if special == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(special) / 8
+		} else if plainByte[s[i]] {
+			i++
+			continue
 		}
 		switch s[i] {
 		case '"':
@@ -74,6 +89,7 @@ func StringEnd[T Text](s T, i int) (end int, escaped, ok bool) {
 			return 0, false, false
 		}
 	}
+	return 0, false, false
 }
 
 // plainByte marks the bytes a JSON string can hold without a closer look:
@@ -84,27 +100,6 @@ var plainByte = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// skipPlain returns the index of the first byte from i on that is not
-// plainByte. It tests eight bytes at a time (strings are most of a log
-// line): in each word, the lowest byte flagged as '"', '\\' or below 0x20
-// is exact (a borrow only runs upwards), so it is the answer.
-func skipPlain[T Text](s T, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(s); i += 8 {
-		x := load64(s, i)
-		quote := x ^ ('"' * ones)
-		slash := x ^ ('\\' * ones)
-		special := ((quote-ones)&^quote | (slash-ones)&^slash | (x-0x20*ones)&^x) & highs
-		if special != 0 {
-			return i + bits.TrailingZeros64(special)/8
-		}
-	}
-	for i < len(s) && plainByte[s[i]] {
-		i++
-	}
-	return i
-}
 
 // load64 reads s[i:i+8] little-endian; the compiler merges it into one load.
 func load64[T Text](s T, i int) uint64 {
