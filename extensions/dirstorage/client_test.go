@@ -192,3 +192,46 @@ func TestBatchOfDeletesWaitsForTheNextRead(t *testing.T) {
 		}
 	}
 }
+
+// The move's writes take the old keys' files: a kill part way through it
+// leaves each request under one key, the new one or the old one, so the
+// next start (which moves the old keys still listed) sends none twice.
+func TestMoveKilledHalfWayLeavesEachRequestOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := startClient(t, dir, "logs")
+	for _, key := range []string{"7", "8", "9"} {
+		if err := c.Set(ctx, key, []byte("request "+key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Batch(ctx, storage.DeleteOperation("7"), storage.DeleteOperation("8"), storage.DeleteOperation("9")); err != nil {
+		t.Fatal(err)
+	}
+	for i, key := range []string{"10", "11"} { // 7 and 8 moved, then killed
+		meta := []byte("meta listing 7 8 9 as being sent, write index " + key)
+		value := []byte("request " + []string{"7", "8"}[i])
+		if err := c.Batch(ctx, storage.SetOperation("qmv0", meta), storage.SetOperation(key, value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := startClient(t, dir, "logs")
+	copies := map[string][]string{}
+	for _, key := range []string{"7", "8", "9", "10", "11"} {
+		v, err := next.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v != nil {
+			copies[string(v)] = append(copies[string(v)], key)
+		}
+	}
+	for _, want := range []string{"request 7", "request 8", "request 9"} {
+		if len(copies[want]) != 1 {
+			t.Errorf("%q is under keys %v after the kill: want exactly one", want, copies[want])
+		}
+	}
+	if got := copies["request 7"]; len(got) == 1 && got[0] != "10" {
+		t.Errorf("request 7 is under %v, not its new key 10", got)
+	}
+}
