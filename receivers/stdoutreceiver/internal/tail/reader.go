@@ -33,6 +33,9 @@ type reader struct {
 	head    []byte // a file's first bytes, for its fingerprint
 	arena   []byte // the text of the batch's lines, which alias it
 	lines   []stream.Line
+	// committed runs after each batch the sink accepted, once the file's
+	// offset is past it.
+	committed func(context.Context)
 
 	// A logical line being joined from pieces (CRI P lines, docker's 16 KiB
 	// splits) lives at arena[pendStart:].
@@ -149,6 +152,9 @@ func (r *reader) flush(ctx context.Context, f *file, sink stream.Sink, n int, en
 		}
 	}
 	f.offset = end
+	if n > 0 && r.committed != nil {
+		r.committed(ctx)
+	}
 	if r.pend {
 		r.arena = r.arena[:copy(r.arena, r.arena[r.pendStart:])]
 		r.pendStart = 0

@@ -54,8 +54,9 @@ import (
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
 
-// checkpointInterval bounds how often offsets are written while running;
-// Shutdown always writes them.
+// checkpointInterval bounds how often offsets are written while running
+// for changes other than delivered batches (new files, truncation), which
+// are written at once (see commit); Shutdown always writes them.
 const checkpointInterval = time.Second
 
 // rotateWait is how long a rotated file must stay unchanged before it is
@@ -119,14 +120,33 @@ func New(cfg Config, set Settings, sink stream.Sink) (*Tailer, error) {
 	if sink == nil {
 		return nil, errors.New("files: nil sink")
 	}
-	return &Tailer{
+	t := &Tailer{
 		cfg:  cfg,
 		set:  set,
 		sink: sink,
 		rd:   newReader(set.MaxLineBytes),
 		byID: map[fileID]*file{},
 		done: make(chan struct{}),
-	}, nil
+	}
+	t.rd.committed = t.commit
+	return t, nil
+}
+
+// commit writes the offsets as soon as a batch is in the pipeline (on disk,
+// with the persistent queue), so that after a kill -9 a restart reads again
+// at most the batch that was being handed over: those are the lines that
+// may arrive twice. A batch is up to 1,000 lines or 1 MiB, and the offsets
+// are one small value written in place (dir_storage), so this costs one
+// write per batch. A failed write is retried by the run loop, which logs.
+func (t *Tailer) commit(ctx context.Context) {
+	if t.set.Storage == nil {
+		return
+	}
+	if err := t.saveCheckpoint(ctx); err != nil {
+		t.dirty = true
+		return
+	}
+	t.lastSave = time.Now()
 }
 
 // Start loads the checkpoint and returns; files are read in the background.

@@ -7,9 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zaptest"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream/streamtest"
 )
 
@@ -563,5 +567,57 @@ func TestMaxOpenFiles(t *testing.T) {
 		if l.Data != want[i] {
 			t.Fatalf("got %+v, want %q", lines, want)
 		}
+	}
+}
+
+// Each batch's offset is saved as soon as the sink accepted it, before the
+// next batch is read: a kill -9 at any moment makes the next start read
+// again at most the batch the sink was taking, not a second's worth.
+func TestOffsetSavedAfterEveryBatch(t *testing.T) {
+	_, path := tempLog(t, "0.log")
+	n := 3*maxBatchLines + 10
+	var b strings.Builder
+	ends := make([]int64, n) // end offset of each line
+	for i := range n {
+		b.WriteString(criLine(i))
+		ends[i] = int64(b.Len())
+	}
+	writeFile(t, path, b.String())
+	store := newMemStorage()
+	var delivered atomic.Int64
+	var stale []string // read after Shutdown, which waits for the sink's goroutine
+	sink := func(_ context.Context, batch stream.Batch) error {
+		// What a restart would resume from if the process died now.
+		var saved int64
+		if raw, _ := store.Get(context.Background(), checkpointKey); len(raw) > 0 {
+			var cp checkpoint
+			if err := json.Unmarshal(raw, &cp); err != nil || len(cp.Files) != 1 {
+				t.Errorf("checkpoint %s: %v", raw, err)
+			} else {
+				saved = cp.Files[0].Offset
+			}
+		}
+		if d := delivered.Load(); d > 0 && saved != ends[d-1] {
+			stale = append(stale, fmt.Sprintf("after %d lines the saved offset is %d, not %d", d, saved, ends[d-1]))
+		}
+		delivered.Add(int64(len(batch.Lines)))
+		return nil
+	}
+	tl, err := New(cfgFor(path), Settings{Storage: store, Logger: zaptest.NewLogger(t)}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for delivered.Load() < int64(n) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := tl.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if delivered.Load() != int64(n) || len(stale) > 0 {
+		t.Fatalf("%d of %d lines delivered; %v", delivered.Load(), n, stale)
 	}
 }
