@@ -1,243 +1,251 @@
 'use strict';
 // OTLP/JSON encoding of SDK spans (ReadableSpan of @opentelemetry/sdk-trace
-// 2.x and 3.x), field for field what @opentelemetry/otlp-transformer's JSON
-// serializer produces: hex ids, nanosecond timestamps as decimal strings,
+// 2.x and 3.x), byte for byte what @opentelemetry/otlp-transformer's JSON
+// serializer (JSON.stringify of its request object) produces, but for
+// non-ASCII characters: hex ids, nanosecond timestamps as decimal strings,
 // integer attributes as JSON numbers, bytes as base64, span kind shifted by
-// one (the API has no UNSPECIFIED), and span flags carrying the W3C trace
-// flags plus the HAS_IS_REMOTE/IS_REMOTE bits. The test suite holds it to
+// one (the API has no UNSPECIFIED), span flags carrying the W3C trace flags
+// plus the HAS_IS_REMOTE/IS_REMOTE bits, members in the transformer's order
+// and left out where it leaves them undefined. The test suite holds it to
 // otlp-transformer's output.
 //
-// Spans are encoded one by one into JSON text, then grouped by resource and
-// scope, so that a request can be cut into lines of bounded byte size
-// without encoding anything twice.
+// The JSON text is written directly, without building the request's objects
+// first: this runs in the app, for every span it makes. Spans are grouped by
+// resource and scope, then each is encoded once and added to the line being
+// built, which is closed when the next span would take it past the limit.
 //
 // The text is ASCII: every other character is written as a \u escape (the
 // same JSON value). Container runtimes cut long lines into 16 KiB pieces
 // at byte offsets, and docker's json-file driver replaces a character cut
-// in two with U+FFFD; an ASCII line cannot be cut inside a character.
+// in two with U+FFFD; an ASCII line cannot be cut inside a character, and
+// its length in characters is its length in bytes.
 
 const HAS_IS_REMOTE = 0x100;
 const IS_REMOTE = 0x200;
 
-function nanos(hr) {
-  const sec = Math.trunc(hr[0]);
-  const ns = String(Math.trunc(hr[1]));
-  return sec === 0 ? ns : sec + ns.padStart(9, '0');
+// Strings JSON.stringify writes as they are: printable ASCII but " and \.
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const NON_ASCII = /[\u0080-\uffff]/g;
+
+function escapeChar(c) {
+  return '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0');
 }
 
-function spanFlags(traceFlags, isRemote) {
+// str is JSON.stringify(s) in ASCII.
+function str(s) {
+  if (typeof s === 'string' && PLAIN.test(s)) return '"' + s + '"';
+  const j = JSON.stringify(s);
+  return j === undefined ? j : j.replace(NON_ASCII, escapeChar);
+}
+
+// num is JSON.stringify(n) for a number.
+function num(n) {
+  return Number.isFinite(n) ? '' + n : 'null';
+}
+
+// member is `,"name":value` for a member JSON.stringify writes, or nothing
+// for one it leaves out (an undefined value).
+function member(name, value) {
+  const json = typeof value === 'number' ? num(value) : str(value);
+  return json === undefined ? '' : ',"' + name + '":' + json;
+}
+
+// nanos is otlp-transformer's timestamp: the HrTime [seconds, nanoseconds]
+// as a decimal count of nanoseconds.
+function nanos(hr) {
+  const sec = Math.trunc(hr[0]);
+  const ns = Math.trunc(hr[1]);
+  if (sec === 0 && ns >= 0) return '"' + ns + '"';
+  if (sec > 0 && ns >= 0 && ns < 1e9) return '"' + sec + ('' + ns).padStart(9, '0') + '"';
+  return '"' + (BigInt(sec) * 1000000000n + BigInt(ns)) + '"';
+}
+
+function flags(traceFlags, isRemote) {
   return (traceFlags & 0xff) | HAS_IS_REMOTE | (isRemote ? IS_REMOTE : 0);
 }
 
 function anyValue(v) {
   switch (typeof v) {
     case 'string':
-      return { stringValue: v };
+      return '{"stringValue":' + str(v) + '}';
     case 'number':
-      return Number.isInteger(v) ? { intValue: v } : { doubleValue: v };
+      return (Number.isInteger(v) ? '{"intValue":' : '{"doubleValue":') + num(v) + '}';
     case 'boolean':
-      return { boolValue: v };
+      return v ? '{"boolValue":true}' : '{"boolValue":false}';
+    case 'object':
+      break;
+    default:
+      return '{}';
   }
-  if (v instanceof Uint8Array) return { bytesValue: Buffer.from(v).toString('base64') };
-  if (Array.isArray(v)) return { arrayValue: { values: v.map(anyValue) } };
-  if (v !== null && typeof v === 'object') return { kvlistValue: { values: keyValues(v) } };
-  return {};
+  if (v instanceof Uint8Array) return '{"bytesValue":"' + Buffer.from(v).toString('base64') + '"}';
+  if (Array.isArray(v)) {
+    let out = '{"arrayValue":{"values":[';
+    for (let i = 0; i < v.length; i++) out += (i ? ',' : '') + anyValue(v[i]);
+    return out + ']}}';
+  }
+  if (v === null) return '{}';
+  return '{"kvlistValue":{"values":' + keyValues(v) + '}}';
 }
 
 function keyValues(attrs) {
-  const out = [];
-  for (const key of Object.keys(attrs)) out.push({ key, value: anyValue(attrs[key]) });
-  return out;
+  const keys = Object.keys(attrs);
+  let out = '[';
+  for (let i = 0; i < keys.length; i++) {
+    out += (i ? ',{"key":' : '{"key":') + str(keys[i]) + ',"value":' + anyValue(attrs[keys[i]]) + '}';
+  }
+  return out + ']';
 }
 
-function spanObject(s) {
+function traceState(ctx) {
+  return ctx.traceState ? ctx.traceState.serialize() : undefined;
+}
+
+function event(e) {
+  return '{"attributes":' + (e.attributes ? keyValues(e.attributes) : '[]') +
+    member('name', e.name) +
+    ',"timeUnixNano":' + nanos(e.time) +
+    ',"droppedAttributesCount":' + num(e.droppedAttributesCount || 0) + '}';
+}
+
+function link(l) {
+  const c = l.context;
+  return '{"attributes":' + (l.attributes ? keyValues(l.attributes) : '[]') +
+    member('spanId', c.spanId) + member('traceId', c.traceId) + member('traceState', traceState(c)) +
+    ',"droppedAttributesCount":' + num(l.droppedAttributesCount || 0) +
+    ',"flags":' + flags(c.traceFlags, c.isRemote) + '}';
+}
+
+function list(items, encode) {
+  if (items.length === 0) return '[]';
+  let out = '[' + encode(items[0]);
+  for (let i = 1; i < items.length; i++) out += ',' + encode(items[i]);
+  return out + ']';
+}
+
+// span is the JSON text of one span.
+function span(s) {
   const ctx = s.spanContext();
   const parent = s.parentSpanContext;
+  const status = s.status;
+  return '{' + (member('traceId', ctx.traceId) + member('spanId', ctx.spanId)).slice(1) +
+    (parent && parent.spanId ? member('parentSpanId', parent.spanId) : '') +
+    member('traceState', traceState(ctx)) +
+    member('name', s.name) +
+    ',"kind":' + (s.kind == null ? 0 : num(s.kind + 1)) +
+    ',"startTimeUnixNano":' + nanos(s.startTime) +
+    ',"endTimeUnixNano":' + nanos(s.endTime) +
+    ',"attributes":' + keyValues(s.attributes) +
+    member('droppedAttributesCount', s.droppedAttributesCount) +
+    ',"events":' + list(s.events, event) +
+    member('droppedEventsCount', s.droppedEventsCount) +
+    ',"status":{' + (member('code', status.code) + member('message', status.message)).slice(1) + '}' +
+    ',"links":' + list(s.links, link) +
+    member('droppedLinksCount', s.droppedLinksCount) +
+    ',"flags":' + flags(ctx.traceFlags, parent && parent.isRemote) + '}';
+}
+
+// A resource's or scope's group in a request: the text that opens it (up to
+// its list of children) and the text that closes it.
+function resourceGroup(r) {
+  const schema = r.schemaUrl ? member('schemaUrl', r.schemaUrl) : '';
   return {
-    traceId: ctx.traceId,
-    spanId: ctx.spanId,
-    parentSpanId: parent && parent.spanId ? parent.spanId : undefined,
-    traceState: ctx.traceState ? ctx.traceState.serialize() : undefined,
-    name: s.name,
-    kind: s.kind == null ? 0 : s.kind + 1,
-    startTimeUnixNano: nanos(s.startTime),
-    endTimeUnixNano: nanos(s.endTime),
-    attributes: keyValues(s.attributes),
-    droppedAttributesCount: s.droppedAttributesCount,
-    events: s.events.map((e) => ({
-      attributes: e.attributes ? keyValues(e.attributes) : [],
-      name: e.name,
-      timeUnixNano: nanos(e.time),
-      droppedAttributesCount: e.droppedAttributesCount || 0,
-    })),
-    droppedEventsCount: s.droppedEventsCount,
-    status: { code: s.status.code, message: s.status.message },
-    links: s.links.map((l) => ({
-      attributes: l.attributes ? keyValues(l.attributes) : [],
-      spanId: l.context.spanId,
-      traceId: l.context.traceId,
-      traceState: l.context.traceState ? l.context.traceState.serialize() : undefined,
-      droppedAttributesCount: l.droppedAttributesCount || 0,
-      flags: spanFlags(l.context.traceFlags, l.context.isRemote),
-    })),
-    droppedLinksCount: s.droppedLinksCount,
-    flags: spanFlags(ctx.traceFlags, parent && parent.isRemote),
+    head: '{"resource":{"attributes":' + keyValues(r.attributes) + ',"droppedAttributesCount":0' + schema + '},"scopeSpans":[',
+    tail: ']' + schema + '}',
+    scopes: [],
+    byKey: new Map(), // scope key → group
+    byScope: new Map(), // scope object → group
   };
 }
 
-function resourceObject(r) {
-  const o = { attributes: keyValues(r.attributes), droppedAttributesCount: 0 };
-  if (r.schemaUrl) o.schemaUrl = r.schemaUrl;
-  return o;
-}
-
-function scopeObject(sc) {
-  const o = { name: sc.name, version: sc.version };
+function scopeGroup(sc) {
+  let scope = '{' + (member('name', sc.name) + member('version', sc.version)).slice(1);
   if (sc.attributes && Object.keys(sc.attributes).length > 0) {
-    o.attributes = keyValues(sc.attributes);
-    o.droppedAttributesCount = sc.droppedAttributesCount || 0;
+    scope += ',"attributes":' + keyValues(sc.attributes) + ',"droppedAttributesCount":' + num(sc.droppedAttributesCount ?? 0);
   }
-  return o;
-}
-
-const NON_ASCII = /[\u0080-\uffff]/g;
-const HAS_NON_ASCII = /[\u0080-\uffff]/;
-
-function escapeChar(c) {
-  return '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0');
-}
-
-// json is JSON.stringify(v) in ASCII.
-function json(v) {
-  const s = JSON.stringify(v);
-  return HAS_NON_ASCII.test(s) ? s.replace(NON_ASCII, escapeChar) : s;
-}
-
-// A JSON member `,"schemaUrl":"…"`, or nothing when the URL is unset.
-function schemaMember(url) {
-  return url === undefined ? '' : ',"schemaUrl":' + json(url);
-}
-
-// wrap is a JSON object opened by head and closed by tail, with their size.
-function wrap(head, tail) {
-  return { head, tail, bytes: head.length + tail.length };
+  return { head: '{"scope":' + scope + '},"spans":[', tail: ']' + member('schemaUrl', sc.schemaUrl) + '}', spans: [] };
 }
 
 // group sorts spans by resource (by identity, as the SDK shares one Resource
-// per provider) and by scope (name, version, schema URL), in order of first
-// appearance, each span already encoded as JSON text with its byte size.
+// per provider) and by scope (name, version and schema URL), in order of
+// first appearance, as otlp-transformer does. A scope's key is made once
+// per scope object (one per tracer), not once per span.
 function group(spans) {
   const resources = new Map();
-  for (const s of spans) {
+  for (let i = 0; i < spans.length; i++) {
+    const s = spans[i];
     let res = resources.get(s.resource);
     if (!res) {
-      const obj = resourceObject(s.resource);
-      res = wrap('{"resource":' + json(obj) + ',"scopeSpans":[', ']' + schemaMember(obj.schemaUrl) + '}');
-      res.scopes = new Map();
+      res = resourceGroup(s.resource);
       resources.set(s.resource, res);
     }
     const sc = s.instrumentationScope;
-    const key = sc.name + '@' + (sc.version || '') + ':' + (sc.schemaUrl || '');
-    let scope = res.scopes.get(key);
+    let scope = res.byScope.get(sc);
     if (!scope) {
-      scope = wrap('{"scope":' + json(scopeObject(sc)) + ',"spans":[', ']' + schemaMember(sc.schemaUrl) + '}');
-      scope.spans = [];
-      res.scopes.set(key, scope);
+      const key = sc.name + '@' + (sc.version || '') + ':' + (sc.schemaUrl || '');
+      scope = res.byKey.get(key);
+      if (!scope) {
+        scope = scopeGroup(sc);
+        res.byKey.set(key, scope);
+        res.scopes.push(scope);
+      }
+      res.byScope.set(sc, scope);
     }
-    const text = json(spanObject(s));
-    scope.spans.push({ json: text, bytes: text.length });
+    scope.spans.push(s);
   }
-  return resources;
+  return resources.values();
 }
 
 const LINE_HEAD = '{"resourceSpans":[';
 const LINE_TAIL = ']}\n';
-const LINE_BYTES = LINE_HEAD.length + LINE_TAIL.length;
 
 // encodeLines encodes spans as ExportTraceServiceRequest JSON lines, each
 // `{text, spans, bytes}`: the text ends in "\n" and is bytes long, at most
-// maxBytes (newline included); spans is how many spans it holds. A span that cannot
-// fit in a line of its own is left out; the count of those is `tooLarge`.
+// maxBytes (newline included); spans is how many spans it holds. A span that
+// cannot fit in a line of its own is left out; the count of those is
+// `tooLarge`.
 function encodeLines(spans, maxBytes) {
   const lines = [];
   let tooLarge = 0;
-  let parts = null; // the line being built, as text pieces
+  let text = ''; // the line being built, without its closing
   let count = 0; // the spans in it
-  let bytes = 0; // its byte size once closed
-  let openRes = null; // the resource group open in the line, if any
-  let openScope = null;
+  let res = null; // the resource and scope groups open in it
+  let scope = null;
 
-  const closeScope = () => {
-    if (openScope) parts.push(openScope.tail);
-    openScope = null;
-  };
-  const closeRes = () => {
-    closeScope();
-    if (openRes) parts.push(openRes.tail);
-    openRes = null;
-  };
-  const closeLine = () => {
-    if (!parts) return;
-    closeRes();
-    parts.push(LINE_TAIL);
-    lines.push({ text: parts.join(''), spans: count, bytes });
-    parts = null;
-  };
-  // cost is what adding span (json bytes n) to the current line takes,
-  // counting the groups it has to open and the commas.
-  const cost = (res, scope, n) => {
-    if (!parts) return Infinity;
-    let c = n;
-    if (openRes !== res) {
-      c += (openRes ? 1 : 0) + res.bytes + scope.bytes;
-    } else if (openScope !== scope) {
-      c += 1 + scope.bytes;
-    } else {
-      c += 1;
-    }
-    return c;
-  };
-  const open = (res, scope) => {
-    if (openRes !== res) {
-      closeRes();
-      if (parts.length > 1) parts.push(',');
-      parts.push(res.head);
-      openRes = res;
-    }
-    if (openScope !== scope) {
-      closeScope();
-      if (parts[parts.length - 1] !== res.head) parts.push(',');
-      parts.push(scope.head);
-      openScope = scope;
-      return;
-    }
-    parts.push(',');
-  };
-
-  for (const res of group(spans).values()) {
-    for (const scope of res.scopes.values()) {
-      for (const span of scope.spans) {
-        let c = cost(res, scope, span.bytes);
-        if (bytes + c > maxBytes) {
-          closeLine();
-          parts = [LINE_HEAD];
-          bytes = LINE_BYTES;
+  for (const r of group(spans)) {
+    for (const sc of r.scopes) {
+      const close = sc.tail + r.tail + LINE_TAIL; // what closes a line ending in this scope
+      for (let i = 0; i < sc.spans.length; i++) {
+        const json = span(sc.spans[i]);
+        let prefix; // what goes before the span in the open line
+        if (count === 0) prefix = null;
+        else if (r === res && sc === scope) prefix = ',';
+        else if (r === res) prefix = scope.tail + ',' + sc.head;
+        else prefix = scope.tail + res.tail + ',' + r.head + sc.head;
+        if (prefix !== null && text.length + prefix.length + json.length + close.length <= maxBytes) {
+          text += prefix + json;
+        } else {
+          if (count > 0) {
+            const line = text + scope.tail + res.tail + LINE_TAIL;
+            lines.push({ text: line, spans: count, bytes: line.length });
+          }
+          text = LINE_HEAD + r.head + sc.head;
           count = 0;
-          c = cost(res, scope, span.bytes);
-          if (bytes + c > maxBytes) {
-            parts = null;
+          if (text.length + json.length + close.length > maxBytes) {
             tooLarge++;
             continue;
           }
+          text += json;
         }
-        open(res, scope);
-        parts.push(span.json);
-        bytes += c;
         count++;
+        res = r;
+        scope = sc;
       }
     }
   }
-  closeLine();
+  if (count > 0) {
+    const line = text + scope.tail + res.tail + LINE_TAIL;
+    lines.push({ text: line, spans: count, bytes: line.length });
+  }
   return { lines, tooLarge };
 }
 

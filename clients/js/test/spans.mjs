@@ -82,3 +82,46 @@ export function manySpans(n, attrBytes = 100) {
   for (let i = 0; i < n; i++) t.startSpan(`op ${i}`, { attributes: { i, pad: 'x'.repeat(attrBytes) } }).end();
   return mem.getFinishedSpans();
 }
+
+// oracleText is what an otlp-transformer JsonTraceSerializer makes of the
+// spans, as text with its non-ASCII characters written as \u escapes (the
+// encoder writes ASCII only).
+export function oracleText(serializer, spans) {
+  const text = new TextDecoder().decode(serializer.serializeRequest(spans));
+  return text.replace(/[\u0080-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
+// oddSpans returns ReadableSpan-shaped objects with values an SDK does not
+// make but a hand-made span or another SDK version might: every edge of
+// JSON.stringify's output (non-finite and large numbers, -0, null and
+// undefined in arrays, nested maps, control characters, a lone surrogate,
+// DEL), and every optional member set or left out.
+export function oddSpans() {
+  const resource = { attributes: { 'service.name': 'odd\u0001', empty: '' }, schemaUrl: 'https://example.com/r' };
+  const scopes = [
+    { name: 'with-attrs', version: '2', schemaUrl: '', attributes: { 'scope.k': 'v' }, droppedAttributesCount: 3 },
+    { name: 'bare' },
+  ];
+  const span = (i, extra) => ({
+    name: `odd ${i} \u007f \ud800 \t\b\f\r`,
+    kind: i % 2 ? undefined : 4,
+    spanContext: () => ({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: `b7ad6b71692033${String(i).padStart(2, '0')}`, traceFlags: i, traceState: i ? { serialize: () => '' } : undefined }),
+    parentSpanContext: i === 1 ? { spanId: '', isRemote: true } : i === 2 ? { spanId: '00f067aa0ba902b7', isRemote: false } : undefined,
+    startTime: [0, 5], endTime: [1700000000, 1],
+    status: i === 3 ? { code: 2 } : { code: 1, message: 'ok "quoted"' },
+    attributes: {
+      nan: NaN, inf: -Infinity, negZero: -0, huge: 1e21, tiny: 5e-7, float: 0.1,
+      arr: [null, undefined, 'x', [1, [true]], { k: 'v' }], map: { a: { b: [2.5] } },
+      bytes: new Uint8Array(0), big: 10n, fn: () => 1, none: null, '\u00e9 key"': 'v\u0000',
+    },
+    droppedAttributesCount: 0,
+    events: [{ name: 'e', time: [2, 999999999] }, { name: 'f', time: [3, 0], attributes: { n: 1 }, droppedAttributesCount: 2 }],
+    droppedEventsCount: 1,
+    links: i === 0 ? [{ context: { traceId: 'a', spanId: 'b', traceFlags: 1, isRemote: true, traceState: { serialize: () => 'k=v' } } }] : [],
+    droppedLinksCount: 0,
+    resource,
+    instrumentationScope: scopes[i % 2],
+    ...extra,
+  });
+  return [span(0), span(1), span(2), span(3, { droppedAttributesCount: undefined })];
+}
