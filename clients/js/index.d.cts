@@ -43,7 +43,7 @@ export interface ReadableSpanLike {
 /** A SpanExporter writing each export as OTLP/JSON ExportTraceServiceRequest lines. */
 export declare class StdoutSpanExporter {
   constructor(options?: StdoutSpanExporterOptions);
-  /** Spans dropped so far: the destination was congested, or a span was larger than a line. */
+  /** Spans dropped so far: the destination was congested or failed, or a span was larger than a line or unreadable. */
   readonly droppedSpans: number;
   export(spans: ReadableSpanLike[], resultCallback: (result: { code: 0 | 1; error?: Error }) => void): void;
   forceFlush(): Promise<void>;

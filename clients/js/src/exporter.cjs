@@ -10,9 +10,9 @@ const FAILED = 1;
 const DEFAULT_MAX_LINE_BYTES = 256 * 1024;
 
 // How many bytes a destination may hold unwritten before spans are dropped.
-// One export is written in a synchronous loop, so nothing drains during it:
-// the bound must hold a whole batch (512 spans of a few KiB each) on top of
-// what the logger has pending.
+// An export is written at once, so nothing drains during it: the bound must
+// hold a whole batch (512 spans of a few KiB each) on top of what the logger
+// has pending.
 const DEFAULT_MAX_PENDING_BYTES = 4 * 1024 * 1024;
 
 // How often at most a drop is reported through the OpenTelemetry diag logger.
@@ -21,12 +21,13 @@ const WARN_INTERVAL_MS = 60_000;
 // StdoutSpanExporter writes each export as OTLP/JSON ExportTraceServiceRequest
 // lines to a stream, for the sidecar to read from the app's stdout.
 //
-// It never queues: every line is handed to the destination at once, with
-// one write call each, so lines never interleave with other writes through
-// the same destination (such as pino's). It never grows the app's memory
-// either: a line is written only while the destination holds fewer than
-// maxPendingBytes unwritten (its writableLength, or SonicBoom's buffered
-// length); otherwise its spans are dropped and counted. A destination that
+// It never queues: an export's lines are handed to the destination at once,
+// as one string in one write call, so they never interleave with other
+// writes through the same destination (such as pino's). It never grows the
+// app's memory either: lines are written only as long as the destination
+// then holds at most maxPendingBytes unwritten (its writableLength, or
+// SonicBoom's buffered length); the spans of the others are dropped and
+// counted. A destination that
 // tells neither is trusted until write() returns false, then skipped until
 // it emits 'drain'.
 //
@@ -54,44 +55,64 @@ class StdoutSpanExporter {
     }
   }
 
-  /** Spans dropped so far: destination congested, or a span larger than a line. */
+  /** Spans dropped so far: destination congested or failing, a span larger than a line or unreadable. */
   get droppedSpans() {
     return this.#dropped;
   }
 
+  // export calls resultCallback exactly once, before it returns, whatever
+  // happens: the batch span processor waits for it before the next export.
   export(spans, resultCallback) {
-    if (this.#shutdown) {
-      resultCallback({ code: FAILED, error: new Error('StdoutSpanExporter is shut down') });
-      return;
+    let result;
+    try {
+      result = this.#export(spans);
+    } catch (error) {
+      // A span the encoder cannot read: nothing of this export was written.
+      this.#dropped += spans.length;
+      result = { code: FAILED, error };
     }
+    resultCallback(result);
+  }
+
+  // #export hands the lines that fit under maxPendingBytes to the
+  // destination as one string, in one write call, and drops the spans of
+  // the others.
+  #export(spans) {
+    if (this.#shutdown) return { code: FAILED, error: new Error('StdoutSpanExporter is shut down') };
     const { lines, tooLarge } = encodeLines(spans, this.#maxLineBytes);
     if (tooLarge) this.#drop(tooLarge, `a span larger than ${this.#maxLineBytes} bytes`);
+    const room = this.#room();
+    let text = '';
+    let written = 0;
     let congested = 0;
     for (let i = 0; i < lines.length; i++) {
-      if (!this.#hasRoom(lines[i].bytes)) {
+      if (text.length + lines[i].bytes <= room) {
+        text += lines[i].text;
+        written += lines[i].spans;
+      } else {
         congested += lines[i].spans;
-        continue;
-      }
-      try {
-        if (this.#dest.write(lines[i].text) === false) this.#waitDrain();
-      } catch (error) {
-        // A destroyed or closed destination: this export and the rest are lost.
-        for (; i < lines.length; i++) congested += lines[i].spans;
-        this.#dropped += congested;
-        resultCallback({ code: FAILED, error });
-        return;
       }
     }
     if (congested) this.#drop(congested, 'destination congested');
-    resultCallback({ code: SUCCESS });
+    if (!text) return { code: SUCCESS };
+    try {
+      if (this.#dest.write(text) === false) this.#waitDrain();
+    } catch (error) {
+      // A destroyed or closed destination.
+      this.#dropped += written;
+      return { code: FAILED, error };
+    }
+    return { code: SUCCESS };
   }
 
-  #hasRoom(bytes) {
+  // #room is how many bytes the destination takes before it holds
+  // maxPendingBytes unwritten.
+  #room() {
     const d = this.#dest;
     // writableLength: Node streams, process.stdout; _len: SonicBoom (pino.destination()).
     const pending = typeof d.writableLength === 'number' ? d.writableLength : d._len;
-    if (typeof pending !== 'number') return !this.#congested;
-    return pending + bytes <= this.#maxPendingBytes;
+    if (typeof pending !== 'number') return this.#congested ? 0 : Infinity;
+    return this.#maxPendingBytes - pending;
   }
 
   #waitDrain() {

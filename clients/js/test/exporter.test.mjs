@@ -37,15 +37,19 @@ function stalledStream(highWaterMark) {
   return s;
 }
 
-test('writes each export as lines to the given destination', async () => {
+// linesOf splits what a destination received into lines.
+const linesOf = (chunks) => chunks.join('').split(/(?<=\n)/);
+
+test('writes each export as lines to the given destination, in one write', async () => {
   const dest = stalledStream(1 << 20);
   const exp = new StdoutSpanExporter({ destination: dest, maxLineBytes: 8192 });
   const res = await exportAsync(exp, manySpans(50, 400));
   assert.equal(res.code, 0);
   await dest.releaseAll();
-  assert.ok(dest.received.length > 1);
+  assert.equal(dest.received.length, 1);
+  assert.ok(linesOf(dest.received).length > 1);
   let spans = 0;
-  for (const line of dest.received) {
+  for (const line of linesOf(dest.received)) {
     assert.ok(line.endsWith('\n') && line.indexOf('\n') === line.length - 1);
     assert.ok(Buffer.byteLength(line) <= 8192);
     spans += JSON.parse(line).resourceSpans[0].scopeSpans[0].spans.length;
@@ -77,25 +81,28 @@ test('a destination holding maxPendingBytes unwritten makes it drop and count sp
   const after = await exportAsync(exp, manySpans(5, 200));
   assert.equal(after.code, 0);
   await dest.releaseAll();
-  const written = dest.received.reduce((n, l) => n + JSON.parse(l).resourceSpans[0].scopeSpans[0].spans.length, 0);
+  const written = linesOf(dest.received).reduce((n, l) => n + JSON.parse(l).resourceSpans[0].scopeSpans[0].spans.length, 0);
   assert.equal(written + exp.droppedSpans, 20 + 1000 + 5, 'every span was either written or counted');
 });
 
 test('a destination that does not tell its pending bytes is skipped from write() === false until drain', async () => {
   const dest = new EventEmitter();
-  dest.lines = [];
-  dest.write = (line) => dest.lines.push(line) < 2;
+  dest.chunks = [];
+  dest.write = (text) => dest.chunks.push(text) < 2;
   const exp = new StdoutSpanExporter({ destination: dest, maxLineBytes: 1024 });
-  await exportAsync(exp, manySpans(10, 200)); // several lines: the second write says "full"
-  assert.equal(dest.lines.length, 2);
-  const spansIn = (lines) => lines.reduce((n, l) => n + JSON.parse(l).resourceSpans[0].scopeSpans[0].spans.length, 0);
-  assert.equal(spansIn(dest.lines) + exp.droppedSpans, 10);
-  await exportAsync(exp, manySpans(3, 10));
-  assert.equal(dest.lines.length, 2, 'nothing written before drain');
-  dest.lines.length = 0;
+  const spansIn = (chunks) => linesOf(chunks).reduce((n, l) => n + JSON.parse(l).resourceSpans[0].scopeSpans[0].spans.length, 0);
+  await exportAsync(exp, manySpans(10, 200)); // several lines, one write
+  await exportAsync(exp, manySpans(4, 10)); // this write says "full"
+  assert.equal(dest.chunks.length, 2);
+  assert.equal(spansIn(dest.chunks), 14);
+  const r = await exportAsync(exp, manySpans(3, 10));
+  assert.equal(r.code, 0);
+  assert.equal(dest.chunks.length, 2, 'nothing written before drain');
+  assert.equal(exp.droppedSpans, 3);
+  dest.chunks.length = 0;
   dest.emit('drain');
   await exportAsync(exp, manySpans(3, 10));
-  assert.equal(spansIn(dest.lines), 3);
+  assert.equal(spansIn(dest.chunks), 3);
 });
 
 test('after shutdown, exports fail and write nothing', async () => {
@@ -105,6 +112,34 @@ test('after shutdown, exports fail and write nothing', async () => {
   const r = await exportAsync(exp, manySpans(1));
   assert.equal(r.code, 1);
   assert.equal(dest.writableLength, 0);
+});
+
+test('resultCallback is called exactly once, synchronously, on every path', async () => {
+  const paths = {
+    written: { destination: stalledStream(1 << 20) },
+    congested: { destination: stalledStream(1 << 20), maxPendingBytes: 10 },
+    tooLarge: { destination: stalledStream(1 << 20), maxLineBytes: 100 },
+    throws: { destination: { write() { throw new Error('EPIPE'); } } },
+    falseThenSkipped: { destination: Object.assign(new EventEmitter(), { write: () => false }) },
+  };
+  for (const [name, options] of Object.entries(paths)) {
+    const exp = new StdoutSpanExporter(options);
+    for (let i = 0; i < 3; i++) {
+      const calls = [];
+      exp.export(manySpans(5, 100), (r) => calls.push(r));
+      assert.equal(calls.length, 1, `${name}: export ${i} called back ${calls.length} times`);
+    }
+  }
+  // A span the encoder cannot read fails its export, counted.
+  const exp = new StdoutSpanExporter({ destination: stalledStream(1 << 20) });
+  const calls = [];
+  exp.export([{ ...manySpans(1)[0], spanContext() { throw new Error('bad span'); } }], (r) => calls.push(r));
+  assert.equal(calls.length, 1);
+  assert.equal(calls[0].code, 1);
+  assert.equal(exp.droppedSpans, 1);
+  await exp.shutdown();
+  exp.export(manySpans(1), (r) => calls.push(r));
+  assert.equal(calls.length, 2);
 });
 
 test('a destination that throws fails the export and counts its spans', async () => {
