@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -127,6 +128,39 @@ func checkComposeProject(env map[string]string, files ...string) error {
 	}
 	if dep, ok := app.DependsOn["sidecar"]; !ok || dep.Condition != types.ServiceConditionHealthy {
 		errs = append(errs, errors.New("the app must start once the sidecar is healthy"))
+	}
+	if err := checkExampleApp(p, app); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// exampleAppDockerfile is the example app's Dockerfile, from the repository
+// root (its build context: the app installs clients/js).
+const exampleAppDockerfile = "examples/node-app/Dockerfile"
+
+// checkExampleApp checks that the app service is the example app
+// (examples/node-app) built from the repository root, sending its spans
+// through stdout by default, with the Redis its REDIS_URL names.
+func checkExampleApp(p *types.Project, app types.ServiceConfig) error {
+	var errs []error
+	root, _ := filepath.Abs("..")
+	if app.Build == nil || app.Build.Context != root || app.Build.Dockerfile != exampleAppDockerfile {
+		errs = append(errs, fmt.Errorf("the app is not built from %s with the repository root as context: %+v", exampleAppDockerfile, app.Build))
+	} else if _, err := parseDockerfile(filepath.Join(root, exampleAppDockerfile)); err != nil {
+		errs = append(errs, err)
+	}
+	if v := app.Environment["TELEMETRY"]; v == nil || *v != "stdout" {
+		errs = append(errs, errors.New("the app's TELEMETRY is not stdout (spans through stdout)"))
+	}
+	redis := ""
+	if v := app.Environment["REDIS_URL"]; v != nil {
+		if u, err := url.Parse(*v); err == nil {
+			redis = u.Hostname()
+		}
+	}
+	if _, ok := p.Services[redis]; !ok {
+		errs = append(errs, fmt.Errorf("the app's REDIS_URL names %q, not a service of the file", redis))
 	}
 	return errors.Join(errs...)
 }

@@ -3,8 +3,9 @@
 //                     WRONGTYPE error, answered 500), every 20th is slow
 //                     (a 50 ms BLPOP)
 //   GET /healthz
-// Environment: PORT (3000), REDIS_URL (redis://127.0.0.1:6379), SERVICE_NAME,
-// TELEMETRY (see telemetry.js).
+// Environment: HOST (127.0.0.1; 0.0.0.0 in its image), PORT (3000),
+// REDIS_URL (redis://127.0.0.1:6379), SERVICE_NAME, TELEMETRY (see
+// telemetry.js).
 // Runs under Node (`node server.js`) and Bun (`bun server.js`).
 const { logger, provider, exporter, flushAndExit } = require('./telemetry');
 const http = require('node:http');
@@ -47,7 +48,7 @@ const server = http.createServer(async (req, res) => {
   logger.info({ req: { method: req.method, url: req.url }, res: { statusCode: status }, responseTime }, 'request completed');
 });
 
-server.listen(Number(process.env.PORT || 3000), '127.0.0.1', () => {
+server.listen(Number(process.env.PORT || 3000), process.env.HOST || '127.0.0.1', () => {
   logger.info({ port: server.address().port }, 'listening');
 });
 
