@@ -36,6 +36,8 @@
 //     slog's "INFO"), as the transport; its severity is by the lowercase name.
 //   - no `level`: `"level":"silent"` is inserted, as mapLogLevel(undefined)
 //     gives, unless ECS's `log.level` says the level (kept as written).
+//     A string `severity` (Google Cloud Logging: "ERROR", "WARNING")
+//     still gives the record its severity.
 //   - `trace_id`/`span_id` or `traceId`/`spanId` (32/16 hex digits) set the
 //     record's TraceID/SpanID and stay in the body.
 //
@@ -381,6 +383,14 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 	default:
 		ins.level = true
 		r.sevText, r.sev = loglevel.Pino(math.NaN())
+		// Google Cloud's structured logs (pino's GCP formatters) name the
+		// level in `severity` only: the body gets "silent" as from the
+		// transport, the record the severity the line says.
+		if o.has(keySeverity) {
+			if v := o.val(line, keySeverity); v[0] == '"' {
+				r.sevText, r.sev = stringLevel(v)
+			}
+		}
 	}
 
 	hexID(r.traceID[:], line, o, keyTraceID, keyTraceIDCamel)

@@ -166,6 +166,35 @@ func TestDecodeFormats(t *testing.T) {
 			wantSev:  plog.SeverityNumberError, wantText: "ERROR",
 		},
 		{
+			// pino 10.4 with a Google Cloud Logging formatter
+			// (formatters.level returns {severity}), as it writes it.
+			name:     "GCP severity gives the record its severity; the body gets silent as from the transport",
+			line:     `{"severity":"ERROR","time":1796134457170,"pid":6506,"hostname":"vm","httpRequest":{"status":500},"message":"gcp error"}`,
+			wantBody: `{"level":"silent","severity":"ERROR","_time":1796134457170,"pid":6506,"hostname":"vm","httpRequest":{"status":500},"message":"gcp error"}`,
+			wantTime: time.UnixMilli(1796134457170),
+			wantSev:  plog.SeverityNumberError, wantText: "ERROR",
+		},
+		{
+			name:     "GCP WARNING and CRITICAL",
+			line:     `{"severity":"WARNING","time":1796134457172,"pid":6506,"hostname":"vm","message":"gcp warn"}`,
+			wantBody: `{"level":"silent","severity":"WARNING","_time":1796134457172,"pid":6506,"hostname":"vm","message":"gcp warn"}`,
+			wantTime: time.UnixMilli(1796134457172),
+			wantSev:  plog.SeverityNumberWarn, wantText: "WARNING",
+		},
+		{
+			name:     "a level beside severity wins",
+			line:     `{"severity":"CRITICAL","level":30,"time":1796134457172,"message":"x"}`,
+			wantBody: `{"severity":"CRITICAL","level":"info","_time":1796134457172,"message":"x"}`,
+			wantTime: time.UnixMilli(1796134457172),
+			wantSev:  plog.SeverityNumberInfo, wantText: "info",
+		},
+		{
+			name:     "a severity that is not a string is left alone",
+			line:     `{"severity":500,"time":1796134457172,"message":"x"}`,
+			wantBody: `{"level":"silent","severity":500,"_time":1796134457172,"message":"x"}`,
+			wantTime: time.UnixMilli(1796134457172), wantText: "silent",
+		},
+		{
 			name:     "no timestamp gets the transport time first",
 			line:     `{"msg":"hi","level":"debug"}`,
 			wantBody: `{"_time":"2026-11-30T12:00:00Z","msg":"hi","level":"debug"}`,
@@ -225,10 +254,11 @@ func TestDecodeFormats(t *testing.T) {
 			wantSev:  plog.SeverityNumberError, wantText: "ERROR",
 		},
 		{
-			name:     "GCP severity without level gets silent, as the transport's mapLogLevel(undefined)",
+			name:     "GCP severity without level: the body gets silent, as the transport's mapLogLevel(undefined)",
 			line:     `{"severity":"ERROR","time":1764504000000,"msg":"x"}`,
 			wantBody: `{"_time":1764504000000,"level":"silent","severity":"ERROR","msg":"x"}`,
-			wantTime: time.UnixMilli(1764504000000), wantText: "silent",
+			wantTime: time.UnixMilli(1764504000000),
+			wantSev:  plog.SeverityNumberError, wantText: "ERROR",
 		},
 		{
 			name:     "level values JavaScript compares as numbers",

@@ -32,6 +32,7 @@ const (
 	keyAtTimestamp           // @timestamp (ECS)
 	keyLevel                 // level
 	keyLogLevel              // log.level (ECS)
+	keySeverity              // severity (Google Cloud Logging's structured logs)
 	keyTraceID               // trace_id
 	keyTraceIDCamel          // traceId
 	keySpanID                // span_id
@@ -56,6 +57,8 @@ func keyIndex(k []byte) int {
 		return keyLevel
 	case "log.level":
 		return keyLogLevel
+	case "severity":
+		return keySeverity
 	case "trace_id":
 		return keyTraceID
 	case "traceId":
