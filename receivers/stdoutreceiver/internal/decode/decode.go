@@ -46,10 +46,11 @@
 //
 // A line the transport cut at its size limit (max_line_bytes, marked
 // log.truncated) that starts as a JSON object is decoded by the same rules.
-// On stdin it usually still is one (stream.Skimmer kept its structure);
-// otherwise it is closed into JSON again (cut.go): the value being written
-// at the cut is cut short, members after it are lost, `_time` and the level
-// come from the line when they precede the cut.
+// From stdin and container log files it usually still is one
+// (stream.Skimmer kept its structure); otherwise it is closed into JSON
+// again (cut.go): the value being written at the cut is cut short, members
+// after it are lost, `_time` and the level come from the line when they
+// precede the cut.
 //
 // A line that is not a JSON object (stack trace, panic, plain text), or an
 // object that is not valid JSON, becomes an ordinary record with the line as

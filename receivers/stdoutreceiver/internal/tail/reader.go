@@ -44,6 +44,12 @@ type reader struct {
 	pendTrunc  bool
 	pendTime   time.Time
 	pendStream string
+	// Past maxLine the pending line goes through skim, which keeps its
+	// structure in bounded memory (as on stdin), until bytes of it are lost
+	// (a physical line longer than buf): nothing after them is kept.
+	skimming bool
+	pendLost bool
+	skim     stream.Skimmer
 }
 
 func newReader(maxLine int) *reader {
@@ -210,29 +216,59 @@ func (r *reader) physical(format string, data []byte, cut bool) {
 }
 
 // piece appends content to the pending logical line, starting one if needed.
+// cut means bytes after content were lost.
 func (r *reader) piece(content []byte, ts time.Time, stream string, cut bool) {
 	r.begin(ts, stream)
-	room := r.maxLine - (len(r.arena) - r.pendStart)
-	if len(content) > room {
-		content, r.pendTrunc = content[:room], true
+	switch {
+	case r.pendLost:
+	case r.skimming:
+		r.arena = r.skim.Overflow(r.arena, content)
+	default:
+		room := r.maxLine - (len(r.arena) - r.pendStart)
+		if len(content) <= room {
+			r.arena = append(r.arena, content...)
+			break
+		}
+		r.arena = append(r.arena, content[:room]...)
+		r.startSkim()
+		r.arena = r.skim.Overflow(r.arena, content[room:])
 	}
-	r.arena = append(r.arena, content...)
-	r.pendTrunc = r.pendTrunc || cut
+	if cut {
+		r.pendTrunc, r.pendLost = true, true
+	}
 }
 
 // pieceInPlace accepts a piece that parseDocker already appended to the
-// arena (out extends r.arena), capping the pending line at maxLine.
+// arena (out extends r.arena). Past maxLine the piece is skimmed where it
+// lies: Overflow writes no further than it has read, so it can append to
+// r.arena from bytes just past it.
 func (r *reader) pieceInPlace(out []byte, ts time.Time, stream string) {
 	r.begin(ts, stream)
-	if len(out)-r.pendStart > r.maxLine {
-		out, r.pendTrunc = out[:r.pendStart+r.maxLine], true
+	switch {
+	case r.pendLost:
+	case r.skimming:
+		r.arena = r.skim.Overflow(r.arena, out[len(r.arena):])
+	case len(out)-r.pendStart > r.maxLine:
+		limit := r.pendStart + r.maxLine
+		r.arena = out[:limit]
+		r.startSkim()
+		r.arena = r.skim.Overflow(r.arena, out[limit:])
+	default:
+		r.arena = out
 	}
-	r.arena = out
+}
+
+// startSkim cuts the pending line, which has reached maxLine, where the
+// skimmer says (not inside an escape or a character).
+func (r *reader) startSkim() {
+	r.arena = r.arena[:r.pendStart+r.skim.Start(r.arena[r.pendStart:])]
+	r.skimming, r.pendTrunc = true, true
 }
 
 func (r *reader) begin(ts time.Time, stream string) {
 	if !r.pend {
 		r.pend, r.pendStart, r.pendTrunc, r.pendTime, r.pendStream = true, len(r.arena), false, ts, stream
+		r.skimming, r.pendLost = false, false
 	}
 }
 

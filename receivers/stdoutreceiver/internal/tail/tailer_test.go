@@ -458,6 +458,70 @@ func TestHugeLinesTruncated(t *testing.T) {
 	}
 }
 
+// A JSON line over the limit, split by the runtime as containerd (CRI P
+// pieces of 16 KiB of content) and docker's json-file driver (16 KiB log
+// pieces, JSON-escaped) write it, keeps its small members after the huge
+// one: only the huge value is cut, as on stdin (stream.Skimmer).
+func TestHugeJSONLinesKeepTheirMembers(t *testing.T) {
+	const limit, split = 1000, 16 << 10
+	ts := "2024-05-06T07:08:09.123456789Z"
+	head := `{"level":50,"time":1764504000000,"stack":"`
+	tail := `","msg":"request \"failed\"","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","ok":false}`
+	line := head + strings.Repeat("at f (file.js:1:2) ", 15<<10) + tail // ~300 KiB
+	want := line[:limit] + tail                                         // the stack cut at the limit, closed by its own quote
+	if !json.Valid([]byte(want)) {
+		t.Fatalf("bad want %.100s", want)
+	}
+	pieces := func(s string) (out []string) {
+		for len(s) > split {
+			out, s = append(out, s[:split]), s[split:]
+		}
+		return append(out, s)
+	}
+	var cri, docker strings.Builder
+	split16k := pieces(line)
+	for i, p := range split16k {
+		tag := "P"
+		if i == len(split16k)-1 {
+			tag = "F"
+		}
+		fmt.Fprintf(&cri, "%s stdout %s %s\n", ts, tag, p)
+		if tag == "F" {
+			p += "\n"
+		}
+		entry, err := json.Marshal(struct {
+			Log    string `json:"log"`
+			Stream string `json:"stream"`
+			Time   string `json:"time"`
+		}{p, "stdout", ts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		docker.Write(append(entry, '\n'))
+	}
+	next := `{"msg":"next"}`
+	cri.WriteString(ts + " stdout F " + next + "\n")
+	docker.WriteString(`{"log":"{\"msg\":\"next\"}\n","stream":"stdout","time":"` + ts + `"}` + "\n")
+	for _, tt := range []struct{ format, content string }{{FormatCRI, cri.String()}, {FormatDocker, docker.String()}} {
+		t.Run(tt.format, func(t *testing.T) {
+			_, path := tempLog(t, "0.log")
+			writeFile(t, path, tt.content)
+			c := streamtest.NewRecorder()
+			cfg := cfgFor(path)
+			cfg.Format = tt.format
+			startTailer(t, cfg, Settings{MaxLineBytes: limit}, c)
+			lines := c.Wait(t, 2)
+			wantLines := []streamtest.Line{
+				{Data: want, Truncated: true, Stream: "stdout", Time: mustTime(ts), Attrs: map[string]string{"log.file.path": path}},
+				{Data: next, Stream: "stdout", Time: mustTime(ts), Attrs: map[string]string{"log.file.path": path}},
+			}
+			if !equalLines(lines, wantLines) {
+				t.Errorf("got %d lines: %.300v\nwant %.300v", len(lines), lines, wantLines)
+			}
+		})
+	}
+}
+
 // While the sink blocks the file is paused; every line still arrives once.
 func TestBackpressureLosesNothing(t *testing.T) {
 	_, path := tempLog(t, "0.log")
