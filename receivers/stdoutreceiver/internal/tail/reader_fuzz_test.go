@@ -18,23 +18,30 @@ const fuzzCRIHeader = "2024-05-06T07:08:09Z stdout "
 // chunks (mid-line too), and compares the lines with a plain model: raw
 // lines split at '\n'; for cri, one physical line per input line, tagged P
 // when its first byte is odd, pieces joined until F; every logical line cut
-// at the limit and marked. A last line without newline comes with the final
-// read (a rotated file being let go).
+// at the limit and marked, what follows the limit kept as stream.Skimmer
+// keeps it from the whole line, except the bytes of a physical line past
+// the read buffer, which are lost. A last line without newline comes with
+// the final read (a rotated file being let go).
 func FuzzReader(f *testing.F) {
 	f.Add([]byte("a\nbb\n\nccc"), uint8(2), uint8(0), uint16(3), uint16(7), false)
 	f.Add([]byte("abc\ndef\nx\nyy\n"), uint8(4), uint8(3), uint16(5), uint16(1), true)
 	f.Add(bytes.Repeat([]byte("a"), 300), uint8(7), uint8(1), uint16(100), uint16(200), true)
 	f.Add(bytes.Repeat([]byte("abcdefghij\n"), 40), uint8(5), uint8(9), uint16(33), uint16(34), true)
+	// JSON over the limit that fits the read buffer: skimmed (cri: pieces
+	// starting with an odd byte are P).
+	f.Add([]byte("{\"a\":\"yyyyyyyyyy\",\"b\":1}\n"), uint8(9), uint8(15), uint16(0), uint16(0), false)
+	f.Add([]byte("{\"a\":\"yyyyyyyy\nyyyyyyyyyy\"\n,\"b\":\"\\u00e9\"}\n"), uint8(9), uint8(15), uint16(20), uint16(40), true)
 	f.Fuzz(func(t *testing.T, data []byte, maxLine, extra uint8, cut1, cut2 uint16, cri bool) {
 		limit := int(maxLine)%64 + 1
-		content, want := fuzzModel(data, limit, cri)
-
-		r := newReader(limit)
 		header := 0
 		if cri {
 			header = len(fuzzCRIHeader) + 2
 		}
-		r.buf = make([]byte, limit+header+int(extra)%16+1) // small, to reach the overlong-line path
+		bufSize := limit + header + int(extra)%16 + 1 // small, to reach the overlong-line path
+		content, want := fuzzModel(data, limit, bufSize, cri)
+
+		r := newReader(limit)
+		r.buf = make([]byte, bufSize)
 		r.budget = int(extra)%5 + 1
 		path := filepath.Join(t.TempDir(), "0.log")
 		fd, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
@@ -92,8 +99,9 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-// fuzzModel builds the file content for data and the lines it must yield.
-func fuzzModel(data []byte, limit int, cri bool) ([]byte, []streamtest.Line) {
+// fuzzModel builds the file content for data and the lines it must yield
+// from a reader with a read buffer of bufSize bytes.
+func fuzzModel(data []byte, limit, bufSize int, cri bool) ([]byte, []streamtest.Line) {
 	parts := bytes.Split(data, []byte("\n"))
 	if len(parts[len(parts)-1]) == 0 {
 		parts = parts[:len(parts)-1] // data ended with a newline (or was empty)
@@ -101,27 +109,44 @@ func fuzzModel(data []byte, limit int, cri bool) ([]byte, []streamtest.Line) {
 	var content []byte
 	var want []streamtest.Line
 	var pending []byte
-	inPiece := false
-	emit := func(b []byte) {
-		g := streamtest.Line{Data: string(b[:min(len(b), limit)]), Truncated: len(b) > limit}
-		want = append(want, g)
+	inPiece, lost := false, -1 // lost: where pending's lost bytes begin
+	emit := func(b []byte, lost int) {
+		if len(b) <= limit && lost < 0 {
+			want = append(want, streamtest.Line{Data: string(b)})
+			return
+		}
+		if lost < 0 {
+			lost = len(b)
+		}
+		var skim stream.Skimmer
+		kept := append([]byte(nil), b[:limit]...)
+		kept = skim.Overflow(kept[:skim.Start(kept)], b[limit:lost])
+		want = append(want, streamtest.Line{Data: string(kept), Truncated: true})
 	}
 	for i, p := range parts {
 		last := i == len(parts)-1 && !bytes.HasSuffix(data, []byte("\n"))
 		if !cri {
 			content = append(content, p...)
-			emit(p)
+			if len(p) >= bufSize {
+				emit(p, bufSize)
+			} else {
+				emit(p, -1)
+			}
 		} else {
 			tag := "F"
 			if len(p) > 0 && p[0]&1 == 1 {
 				tag = "P"
 			}
 			content = append(append(append(content, fuzzCRIHeader...), tag+" "...), p...)
+			header := len(fuzzCRIHeader) + 2
+			if header+len(p) >= bufSize && lost < 0 {
+				lost = len(pending) + bufSize - header
+			}
 			pending = append(pending, p...)
 			inPiece = true
 			if tag == "F" {
-				emit(pending)
-				pending, inPiece = pending[:0], false
+				emit(pending, lost)
+				pending, inPiece, lost = pending[:0], false, -1
 			}
 		}
 		if !last {
@@ -129,7 +154,7 @@ func fuzzModel(data []byte, limit int, cri bool) ([]byte, []streamtest.Line) {
 		}
 	}
 	if inPiece {
-		emit(pending)
+		emit(pending, lost)
 	}
 	return content, want
 }
