@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +24,10 @@ import (
 // the fake Axiom flaps between refusing connections, 503 and 429 with
 // reset headers. After the last restart, with Axiom up, everything that was
 // committed (a file's lines), acknowledged (Fluent Forward) or taken into
-// the pipeline (stdin) must arrive; duplicates are counted and bounded by
-// what can have been in flight at each kill. bench/chaos.sh runs them long.
+// the pipeline (stdin) must arrive; duplicates are counted and may be no
+// more than what was in flight at the kills (inflight_test.go), which must
+// stay within the sidecar's bounds at each kill. bench/chaos.sh runs them
+// long.
 
 // chaosKills is how many times each test kills the sidecar; CHAOS_KILLS
 // raises it (bench/chaos.sh).
@@ -40,9 +44,11 @@ func chaosKills(t *testing.T) int {
 // chaos drives the kill loop: before each start it sets Axiom's next
 // behaviour, then lets the source run for a random time and kills.
 type chaos struct {
-	t    *testing.T
-	fake *axiomtest.Server
-	rng  *rand.Rand
+	t        *testing.T
+	fake     *axiomtest.Server
+	rng      *rand.Rand
+	inFlight inFlight // summed over the kills
+	arrived  []int    // how often each seq had arrived at the last kill
 }
 
 func newChaos(t *testing.T, fake *axiomtest.Server) *chaos {
@@ -74,6 +80,22 @@ func (c *chaos) flap(k int) string {
 	}
 }
 
+// killed measures what the kill that just happened cut off (see inFlight),
+// checks it against the sidecar's bounds and adds it to c.inFlight.
+func (c *chaos) killed(k int, state string, n int, logFile string) {
+	c.t.Helper()
+	f, arrived := measureInFlight(c.t, c.fake, state, n, logFile, c.arrived)
+	c.arrived = arrived
+	c.inFlight.add(f)
+	if limit := exporterInFlightCap(); f.exporterBytes > limit {
+		c.t.Errorf("kill %d: %d bytes of lines Axiom had accepted were still listed as being sent, more than the %d the requests in flight may hold", k, f.exporterBytes, limit)
+	}
+	if f.rereadBytes > sourceBatchBytes {
+		c.t.Errorf("kill %d: %d bytes past the saved file offset were already in the pipeline, more than one batch (%d)", k, f.rereadBytes, sourceBatchBytes)
+	}
+	c.t.Logf("kill %d cut off: %v", k, f)
+}
+
 // runFor is how long a run lasts before its kill: from during startup to
 // well into sending.
 func (c *chaos) runFor() time.Duration {
@@ -88,8 +110,8 @@ type chaosResult struct {
 }
 
 func (r chaosResult) String() string {
-	return fmt.Sprintf("sent %d, arrived %d distinct, %d missing, %d duplicated, peak RSS %.1f MB",
-		r.sent, r.arrived, r.missing, r.duplicated, float64(r.peakRSS)/1e6)
+	return fmt.Sprintf("sent %d, arrived %d distinct, %d missing, %d duplicated, %d dropped (counted), peak RSS %.1f MB",
+		r.sent, r.arrived, r.missing, r.duplicated, r.reportedDropped, float64(r.peakRSS)/1e6)
 }
 
 // tally counts the arrivals of seqs [0, n) in dataset, and the records
@@ -107,8 +129,9 @@ func tally(t *testing.T, fake *axiomtest.Server, dataset string, n int) (seen []
 			r.reportedDropped += items
 			continue
 		}
-		var seq int
-		if _, err := fmt.Sscan(fmt.Sprint(ev["seq"]), &seq); err != nil || seq < 0 || seq >= n {
+		num, _ := ev["seq"].(json.Number)
+		seq, err := strconv.Atoi(string(num))
+		if err != nil || seq < 0 || seq >= n {
 			t.Fatalf("unexpected event %v", ev)
 		}
 		seen[seq]++
@@ -136,17 +159,6 @@ func isLossReport(ev map[string]any) bool {
 	return nested["event"] == losses.EventKind
 }
 
-// inFlightBound is how many records can be sent twice per kill by the
-// exporter: requests Axiom took whose answers the kill cut off, at most
-// maxInFlight (4) requests of the largest size Axiom saw.
-func inFlightBound(fake *axiomtest.Server, kills int) int {
-	largest := 0
-	for _, r := range fake.Requests() {
-		largest = max(largest, r.Events)
-	}
-	return kills * 4 * largest
-}
-
 // waitArrived waits until every seq in want has arrived (or 90 s pass).
 func waitArrived(t *testing.T, fake *axiomtest.Server, dataset string, n int, want func(seq int) bool) {
 	t.Helper()
@@ -172,34 +184,29 @@ func waitArrived(t *testing.T, fake *axiomtest.Server, dataset string, n int, wa
 
 // CRI files: the files are the buffer, offsets are committed only once
 // their lines are on disk. Every line written arrives; duplicates are lines
-// read again from the last offset saved before a kill (saved every second)
-// and requests whose answers a kill cut off.
+// read again from the last offset saved before a kill (saved after every
+// batch) and requests whose answers a kill cut off.
 func TestChaosKillsWhileTailingCRIFilesLoseNoLine(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	pod, state := newPodLogs(t), t.TempDir()
 	env, _ := pod.kubernetesEnv(t, fake, state)
 	c := newChaos(t, fake)
 	kills := chaosKills(t)
-	written, reread := 0, 0
+	written := 0
 	var peak int64
 	for k := range kills {
 		mode := c.flap(k)
 		s := StartSidecar(t, "", kubernetesArgs, WithEnv(env...))
 		end := time.Now().Add(c.runFor())
-		var recent []int // lines written in the last checkpoint interval
 		for time.Now().Before(end) {
 			pod.write(written, written+50)
 			written += 50
-			recent = append(recent, written)
 			time.Sleep(10 * time.Millisecond)
 		}
-		if len(recent) > 120 { // 1.2 s of 10 ms rounds
-			recent = recent[len(recent)-120:]
-		}
-		reread += len(recent) * 50
 		peak = max(peak, peakRSS(t, s.cmd.Process.Pid))
 		s.Kill(t)
 		t.Logf("run %d (%s): %d lines written so far", k, mode, written)
+		c.killed(k, state, written, pod.f.Name())
 	}
 	fake.EndOutage("")
 	s := StartSidecar(t, "", kubernetesArgs, WithEnv(env...))
@@ -210,12 +217,12 @@ func TestChaosKillsWhileTailingCRIFilesLoseNoLine(t *testing.T) {
 	}
 	_, r := tally(t, fake, "logs", written)
 	r.peakRSS = peak
-	t.Logf("CRI files, %d kills: %v", kills, r)
+	t.Logf("CRI files, %d kills: %v; in flight at the kills: %v", kills, r, c.inFlight)
 	if r.missing != 0 {
 		t.Fatalf("%d of %d lines never arrived", r.missing, written)
 	}
-	if bound := reread + inFlightBound(fake, kills); r.duplicated > bound {
-		t.Fatalf("%d duplicates, more than could be in flight (%d)", r.duplicated, bound)
+	if bound := c.inFlight.exporter + c.inFlight.reread; r.duplicated > bound {
+		t.Fatalf("%d duplicates, more than were in flight at the kills (%d)", r.duplicated, bound)
 	}
 }
 
@@ -339,6 +346,7 @@ func TestChaosKillsWhileForwardClientsWaitForAcksLoseNothingAcknowledged(t *test
 		close(stop)
 		next = <-done
 		t.Logf("run %d (%s): %d records sent, %d unacknowledged chunks", k, mode, next, len(client.unacked))
+		c.killed(k, state, next, "")
 	}
 	fake.EndOutage("")
 	s := StartSidecar(t, "", args, WithEnv(env...))
@@ -356,7 +364,7 @@ func TestChaosKillsWhileForwardClientsWaitForAcksLoseNothingAcknowledged(t *test
 	}
 	seen, r := tally(t, fake, "logs", next)
 	r.peakRSS = peak
-	t.Logf("forward, %d kills: %v; %d records resent by the client", kills, r, client.resent)
+	t.Logf("forward, %d kills: %v; %d records resent by the client; in flight at the kills: %v", kills, r, client.resent, c.inFlight)
 	lostAcked := 0
 	for seq, ok := range client.acked {
 		if ok && seen[seq] == 0 {
@@ -366,8 +374,8 @@ func TestChaosKillsWhileForwardClientsWaitForAcksLoseNothingAcknowledged(t *test
 	if lostAcked != 0 || r.missing != 0 {
 		t.Fatalf("%d acknowledged records lost, %d records missing in all", lostAcked, r.missing)
 	}
-	if bound := client.resent + inFlightBound(fake, kills); r.duplicated > bound {
-		t.Fatalf("%d duplicates, more than could be in flight (%d)", r.duplicated, bound)
+	if bound := client.resent + c.inFlight.exporter; r.duplicated > bound {
+		t.Fatalf("%d duplicates, more than were in flight at the kills (%d, %d of them resent by the client)", r.duplicated, bound, client.resent)
 	}
 }
 
@@ -425,6 +433,7 @@ func TestChaosKillsWhileReadingStdinLoseNothingTakenIn(t *testing.T) {
 		next = <-done
 		runs = append(runs, run{base, accepted})
 		t.Logf("run %d (%s): lines %d..%d written, %d taken in before the kill", k, mode, base, next, accepted)
+		c.killed(k, state, next, "")
 	}
 	fake.EndOutage("")
 	s := StartSidecar(t, "", args, WithEnv(env...), WithStdin())
@@ -463,15 +472,15 @@ func TestChaosKillsWhileReadingStdinLoseNothingTakenIn(t *testing.T) {
 			inFlightLost++
 		}
 	}
-	t.Logf("stdin, %d kills: %v; %d of the missing were never taken in (in the pipe or being read at a kill)", kills, r, inFlightLost)
+	t.Logf("stdin, %d kills: %v; %d of the missing were never taken in (in the pipe or being read at a kill); in flight at the kills: %v", kills, r, inFlightLost, c.inFlight)
 	if code != 0 {
 		t.Errorf("exit code %d at the end of the last run, which delivered everything", code) // see the summary line
 	}
 	if lost != 0 {
 		t.Fatalf("%d lines the pipeline had taken in never arrived", lost)
 	}
-	if bound := inFlightBound(fake, kills); r.duplicated > bound {
-		t.Fatalf("%d duplicates, more than could be in flight (%d)", r.duplicated, bound)
+	if bound := c.inFlight.exporter; r.duplicated > bound {
+		t.Fatalf("%d duplicates, more than were in flight at the kills (%d)", r.duplicated, bound)
 	}
 	if !strings.Contains(s.Logs(), "records delivered") {
 		t.Errorf("no summary line at the end of stdin")

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -88,6 +89,8 @@ type Server struct {
 	requests []Request
 	totals   counters
 	changed  chan struct{} // closed and replaced whenever data arrives
+
+	conns atomic.Int64 // open client connections (see WaitIdle)
 }
 
 // Request is one request the server saw, accepted or not.
@@ -124,7 +127,7 @@ func New(opts ...Option) (*Server, error) {
 		datasets: map[string]*dataset{},
 		changed:  make(chan struct{}),
 	}
-	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ConnState: s.countConns}
 	// Serve only returns once Close has run (ErrServerClosed); it retries
 	// temporary accept errors itself.
 	go func() { _ = s.http.Serve(ln) }()
@@ -148,6 +151,30 @@ func (s *Server) URL() string { return "http://" + s.Addr() }
 
 // Addr is the listening host:port.
 func (s *Server) Addr() string { return s.listener.Addr().String() }
+
+func (s *Server) countConns(_ net.Conn, state http.ConnState) {
+	switch state {
+	case http.StateNew:
+		s.conns.Add(1)
+	case http.StateClosed, http.StateHijacked:
+		s.conns.Add(-1)
+	}
+}
+
+// WaitIdle waits until no client connection is open, at most timeout, and
+// reports whether none is. After its client was killed, every request the
+// client had sent in full has then been recorded (the server reads what
+// the connection holds before it sees the connection end).
+func (s *Server) WaitIdle(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for s.conns.Load() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
 
 // Close stops serving, cuts open connections and ends pending fault delays.
 func (s *Server) Close() {
