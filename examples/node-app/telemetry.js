@@ -50,11 +50,16 @@ if (mode === 'direct') {
   }
 }
 
+// The stdout exporter writes an export before it returns, so the batch
+// processor's defaults hold: it exports as soon as 512 spans are queued and
+// its queue (2,048) never fills. The OTLP exporters post in the background,
+// so spans keep queueing while a post is in flight: at 7 spans a request and
+// a few thousand requests a second the default queue overflows behind a
+// slow receiver, hence a larger one for them.
+const queue = mode === 'stdout' ? {} : { maxQueueSize: 16384 };
 const provider = new NodeTracerProvider({
   resource: resourceFromAttributes({ 'service.name': process.env.SERVICE_NAME || 'node-app' }),
-  // A request makes 7 spans: the default queue (2,048) fills in well under
-  // the default 5 s between exports at a few hundred requests a second.
-  spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 16384, scheduledDelayMillis: 1000 })],
+  spanProcessors: [new BatchSpanProcessor(exporter, queue)],
 });
 provider.register();
 registerInstrumentations({
