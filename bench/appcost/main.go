@@ -48,6 +48,7 @@ const spansPerRequest = 7
 type options struct {
 	sidecar, appDir, series string
 	requests, warmup, conc  int
+	rate                    float64 // requests per second; 0: as fast as conc allows
 }
 
 type result struct {
@@ -67,7 +68,8 @@ func main() {
 	flag.StringVar(&o.series, "series", "", "directory for RSS-over-time CSV files (none if empty)")
 	flag.IntVar(&o.requests, "requests", 100_000, "measured requests per run")
 	flag.IntVar(&o.warmup, "warmup", 5_000, "requests before measuring")
-	flag.IntVar(&o.conc, "concurrency", 16, "requests in flight")
+	flag.IntVar(&o.conc, "concurrency", 16, "requests in flight at most")
+	flag.Float64Var(&o.rate, "rate", 0, "requests per second (0: as many as -concurrency allows); the same rate in every mode makes the app do the same work per second")
 	runtimes := flag.String("runtimes", "node,bun", "runtimes to measure")
 	modes := flag.String("modes", "direct,otlp,stdout", "modes to measure")
 	flag.Parse()
@@ -186,7 +188,7 @@ func measure(o options, rt, bin, mode, redis string) (result, error) {
 	}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.conc}}
-	if err := load(client, appAddr, 0, o.warmup, o.conc); err != nil {
+	if err := load(client, appAddr, 0, o.warmup, o.conc, o.rate); err != nil {
 		return res, err
 	}
 	a0, err := procstat.Read(app.Process.Pid)
@@ -199,7 +201,7 @@ func measure(o options, rt, bin, mode, redis string) (result, error) {
 	}
 	stopSeries := sampleSeries(o.series, rt+"-"+mode, app.Process.Pid, sc)
 	start := time.Now()
-	if err := load(client, appAddr, o.warmup, o.requests, o.conc); err != nil {
+	if err := load(client, appAddr, o.warmup, o.requests, o.conc, o.rate); err != nil {
 		return res, err
 	}
 	res.seconds = time.Since(start).Seconds()
@@ -235,8 +237,10 @@ func measure(o options, rt, bin, mode, redis string) (result, error) {
 }
 
 // load sends GET /orders/<id> for requests [from, from+n): ids that are
-// multiples of 10, so every request is the plain 5 GETs + 1 SET.
-func load(c *http.Client, addr string, from, n, conc int) error {
+// multiples of 10, so every request is the plain 5 GETs + 1 SET. With a
+// rate, request i starts i/rate seconds after the first (or as soon as one
+// of the conc clients is free, if the app falls behind).
+func load(c *http.Client, addr string, from, n, conc int, rate float64) error {
 	next := make(chan int)
 	errc := make(chan error, conc)
 	var wg sync.WaitGroup
@@ -262,7 +266,11 @@ func load(c *http.Client, addr string, from, n, conc int) error {
 			}
 		}()
 	}
+	start := time.Now()
 	for i := from; i < from+n; i++ {
+		if rate > 0 {
+			time.Sleep(time.Until(start.Add(time.Duration(float64(i-from) / rate * float64(time.Second)))))
+		}
 		next <- i
 	}
 	close(next)
@@ -307,7 +315,11 @@ func sampleSeries(dir, name string, appPID int, sc *exec.Cmd) func() error {
 }
 
 func report(w io.Writer, o options, results []result) {
-	fmt.Fprintf(w, "%d measured requests per run after %d of warm-up, %d in flight; each request 5 Redis GETs + 1 SET.\n\n", o.requests, o.warmup, o.conc)
+	pace := fmt.Sprintf("%d in flight", o.conc)
+	if o.rate > 0 {
+		pace = fmt.Sprintf("%.0f a second (at most %d in flight)", o.rate, o.conc)
+	}
+	fmt.Fprintf(w, "%d measured requests per run after %d of warm-up, %s; each request 5 Redis GETs + 1 SET.\n\n", o.requests, o.warmup, pace)
 	spans := int64(spansPerRequest * (o.warmup + o.requests))
 	fmt.Fprintf(w, "| runtime | mode | req/s | app CPU s / 1k req | app RSS after warm-up → end (MB) | app peak RSS (MB) | spans lost in the app (of %d) | sidecar CPU s / 1k req | sidecar peak RSS (MB) | log events at Axiom |\n", spans)
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
