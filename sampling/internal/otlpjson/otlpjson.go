@@ -47,7 +47,7 @@ var ErrSyntax = errors.New("otlpjson: invalid OTLP/JSON trace request")
 func Transcode(dst, req []byte) ([]byte, error) {
 	t := transcoder{src: req, out: dst}
 	t.skipSpace()
-	t.request()
+	t.object(request)
 	if t.err == nil {
 		t.skipSpace()
 		if t.pos != len(t.src) {
@@ -74,102 +74,27 @@ func (t *transcoder) fail(what string) {
 	}
 }
 
-func (t *transcoder) skipSpace() { t.pos = jsontext.SkipSpace(t.src, t.pos) }
+func (t *transcoder) skipSpace() { t.pos = skipSpace(t.src, t.pos) }
+
+// skipSpace returns the index of the first byte from i on that is not
+// whitespace; encoders mostly write none, so that byte is checked without
+// a call.
+func skipSpace(src []byte, i int) int {
+	if i < len(src) && src[i] > ' ' {
+		return i
+	}
+	return jsontext.SkipSpace(src, i)
+}
 
 // The messages, field by field, with their protobuf field numbers from
-// opentelemetry-proto (trace/v1, common/v1, resource/v1).
-
-func (t *transcoder) request() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "resourceSpans", "resource_spans":
-			t.repeated(1, 3, (*transcoder).resourceSpans)
-		default:
-			t.skipValue()
-		}
-	}
-}
-
-func (t *transcoder) resourceSpans() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "resource":
-			t.message(1, 2, (*transcoder).resource)
-		case "scopeSpans", "scope_spans":
-			t.repeated(2, 3, (*transcoder).scopeSpans)
-		case "schemaUrl", "schema_url":
-			t.str(3)
-		case "deprecatedScopeSpans", "deprecated_scope_spans":
-			t.repeated(1000, 3, (*transcoder).scopeSpans)
-		default:
-			t.skipValue()
-		}
-	}
-}
-
-func (t *transcoder) resource() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "attributes":
-			t.repeated(1, 1, (*transcoder).keyValue)
-		case "droppedAttributesCount", "dropped_attributes_count":
-			t.uint32(2)
-		case "entityRefs", "entity_refs":
-			t.repeated(3, 1, (*transcoder).entityRef)
-		default:
-			t.skipValue()
-		}
-	}
-}
-
-func (t *transcoder) entityRef() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "schemaUrl", "schema_url":
-			t.str(1)
-		case "type":
-			t.str(2)
-		case "idKeys", "id_keys":
-			t.strings(3)
-		case "descriptionKeys", "description_keys":
-			t.strings(4)
-		default:
-			t.skipValue()
-		}
-	}
-}
-
-func (t *transcoder) scopeSpans() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "scope":
-			t.message(1, 1, (*transcoder).scope)
-		case "spans":
-			t.repeated(2, 2, (*transcoder).span)
-		case "schemaUrl", "schema_url":
-			t.str(3)
-		default:
-			t.skipValue()
-		}
-	}
-}
-
-func (t *transcoder) scope() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "name":
-			t.str(1)
-		case "version":
-			t.str(2)
-		case "attributes":
-			t.repeated(3, 1, (*transcoder).keyValue)
-		case "droppedAttributesCount", "dropped_attributes_count":
-			t.uint32(4)
-		default:
-			t.skipValue()
-		}
-	}
-}
+// opentelemetry-proto (trace/v1, common/v1, resource/v1). Each is a table
+// that one reader (object) walks, in the order encoders write the fields:
+// the reader tries the field after the last one matched first, so a member
+// name usually costs one comparison.
+var (
+	request, resourceSpans, resource, entityRef, scopeSpans, scope, span, event, link,
+	status, keyValue, anyValue, valueList, keyValueList messageType
+)
 
 // spanKinds and statusCodes are the enums' value names (trace/v1).
 var (
@@ -180,298 +105,383 @@ var (
 	statusCodes = map[string]int32{"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 )
 
-func (t *transcoder) span() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "traceId", "trace_id":
-			t.id(1, 16)
-		case "spanId", "span_id":
-			t.id(2, 8)
-		case "traceState", "trace_state":
-			t.str(3)
-		case "parentSpanId", "parent_span_id":
-			t.id(4, 8)
-		case "flags":
-			t.fixed32(16)
-		case "name":
-			t.str(5)
-		case "kind":
-			t.enum(6, spanKinds)
-		case "startTimeUnixNano", "start_time_unix_nano":
-			t.fixed64(7)
-		case "endTimeUnixNano", "end_time_unix_nano":
-			t.fixed64(8)
-		case "attributes":
-			t.repeated(9, 1, (*transcoder).keyValue)
-		case "droppedAttributesCount", "dropped_attributes_count":
-			t.uint32(10)
-		case "events":
-			t.repeated(11, 1, (*transcoder).event)
-		case "droppedEventsCount", "dropped_events_count":
-			t.uint32(12)
-		case "links":
-			t.repeated(13, 1, (*transcoder).link)
-		case "droppedLinksCount", "dropped_links_count":
-			t.uint32(14)
-		case "status":
-			t.message(15, 1, (*transcoder).status)
-		default:
-			t.skipValue()
-		}
+func init() { // in init: the tables refer to each other (anyValue nests)
+	request = numbered(msgs("resourceSpans", "resource_spans", 1, 3, &resourceSpans))
+	resourceSpans = numbered(
+		msg("resource", "", 1, 2, &resource),
+		msgs("scopeSpans", "scope_spans", 2, 3, &scopeSpans),
+		scalar("schemaUrl", "schema_url", 3, kString),
+		msgs("deprecatedScopeSpans", "deprecated_scope_spans", 1000, 3, &scopeSpans),
+	)
+	resource = numbered(
+		msgs("attributes", "", 1, 1, &keyValue),
+		scalar("droppedAttributesCount", "dropped_attributes_count", 2, kUint32),
+		msgs("entityRefs", "entity_refs", 3, 1, &entityRef),
+	)
+	entityRef = numbered(
+		scalar("schemaUrl", "schema_url", 1, kString),
+		scalar("type", "", 2, kString),
+		scalar("idKeys", "id_keys", 3, kStrings),
+		scalar("descriptionKeys", "description_keys", 4, kStrings),
+	)
+	scopeSpans = numbered(
+		msg("scope", "", 1, 1, &scope),
+		msgs("spans", "", 2, 2, &span),
+		scalar("schemaUrl", "schema_url", 3, kString),
+	)
+	scope = numbered(
+		scalar("name", "", 1, kString),
+		scalar("version", "", 2, kString),
+		msgs("attributes", "", 3, 1, &keyValue),
+		scalar("droppedAttributesCount", "dropped_attributes_count", 4, kUint32),
+	)
+	span = numbered(
+		scalar("traceId", "trace_id", 1, kTraceID),
+		scalar("spanId", "span_id", 2, kSpanID),
+		scalar("traceState", "trace_state", 3, kString),
+		scalar("parentSpanId", "parent_span_id", 4, kSpanID),
+		scalar("flags", "", 16, kFixed32),
+		scalar("name", "", 5, kString),
+		enum("kind", "", 6, spanKinds),
+		scalar("startTimeUnixNano", "start_time_unix_nano", 7, kFixed64),
+		scalar("endTimeUnixNano", "end_time_unix_nano", 8, kFixed64),
+		msgs("attributes", "", 9, 1, &keyValue),
+		scalar("droppedAttributesCount", "dropped_attributes_count", 10, kUint32),
+		msgs("events", "", 11, 1, &event),
+		scalar("droppedEventsCount", "dropped_events_count", 12, kUint32),
+		msgs("links", "", 13, 1, &link),
+		scalar("droppedLinksCount", "dropped_links_count", 14, kUint32),
+		msg("status", "", 15, 1, &status),
+	)
+	event = numbered(
+		scalar("timeUnixNano", "time_unix_nano", 1, kFixed64),
+		scalar("name", "", 2, kString),
+		msgs("attributes", "", 3, 1, &keyValue),
+		scalar("droppedAttributesCount", "dropped_attributes_count", 4, kUint32),
+	)
+	link = numbered(
+		scalar("traceId", "trace_id", 1, kTraceID),
+		scalar("spanId", "span_id", 2, kSpanID),
+		scalar("traceState", "trace_state", 3, kString),
+		msgs("attributes", "", 4, 1, &keyValue),
+		scalar("droppedAttributesCount", "dropped_attributes_count", 5, kUint32),
+		scalar("flags", "", 6, kFixed32),
+	)
+	status = numbered(
+		scalar("message", "", 2, kString),
+		enum("code", "", 3, statusCodes),
+	)
+	keyValue = numbered(
+		scalar("key", "", 1, kString),
+		msg("value", "", 2, 1, &anyValue),
+		scalar("keyStrindex", "key_strindex", 3, kInt32),
+	)
+	anyValue = numbered(
+		scalar("stringValue", "string_value", 1, kString),
+		scalar("boolValue", "bool_value", 2, kBool),
+		scalar("intValue", "int_value", 3, kInt64),
+		scalar("doubleValue", "double_value", 4, kDouble),
+		msg("arrayValue", "array_value", 5, 1, &valueList),
+		msg("kvlistValue", "kvlist_value", 6, 1, &keyValueList),
+		scalar("bytesValue", "bytes_value", 7, kBytes),
+		scalar("stringValueStrindex", "string_value_strindex", 8, kInt32),
+	)
+	valueList = numbered(msgs("values", "", 1, 1, &anyValue))
+	keyValueList = numbered(msgs("values", "", 1, 1, &keyValue))
+}
+
+// messageType is a message's fields.
+type messageType []field
+
+// numbered sets each field's index.
+func numbered(fields ...field) messageType {
+	for i := range fields {
+		fields[i].index = uint8(i)
 	}
+	return fields
 }
 
-func (t *transcoder) event() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "timeUnixNano", "time_unix_nano":
-			t.fixed64(1)
-		case "name":
-			t.str(2)
-		case "attributes":
-			t.repeated(3, 1, (*transcoder).keyValue)
-		case "droppedAttributesCount", "dropped_attributes_count":
-			t.uint32(4)
-		default:
-			t.skipValue()
-		}
+// field is one field of a message: its JSON names, its protobuf number and
+// how its value is read and written.
+type field struct {
+	name      string // lowerCamelCase
+	protoName string // the proto field name, which parsers also accept
+	num       protowire.Number
+	kind      kind
+	index     uint8            // in its message
+	reserve   int              // kMessage(s): bytes left for the length (see begin)
+	msg       *messageType     // kMessage(s)
+	enum      map[string]int32 // kEnum: the value names
+}
+
+type kind uint8
+
+const (
+	kMessage  kind = iota
+	kMessages      // repeated
+	kString
+	kStrings // repeated
+	kTraceID
+	kSpanID
+	kBytes
+	kBool
+	kInt32
+	kInt64
+	kUint32
+	kFixed32
+	kFixed64
+	kDouble
+	kEnum
+)
+
+// scalar, msg, msgs and enum describe fields; protoName "" means the proto
+// name is name.
+func scalar(name, protoName string, num protowire.Number, k kind) field {
+	if protoName == "" {
+		protoName = name
 	}
+	return field{name: name, protoName: protoName, num: num, kind: k}
 }
 
-func (t *transcoder) link() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "traceId", "trace_id":
-			t.id(1, 16)
-		case "spanId", "span_id":
-			t.id(2, 8)
-		case "traceState", "trace_state":
-			t.str(3)
-		case "attributes":
-			t.repeated(4, 1, (*transcoder).keyValue)
-		case "droppedAttributesCount", "dropped_attributes_count":
-			t.uint32(5)
-		case "flags":
-			t.fixed32(6)
-		default:
-			t.skipValue()
-		}
-	}
+func msg(name, protoName string, num protowire.Number, reserve int, m *messageType) field {
+	f := scalar(name, protoName, num, kMessage)
+	f.reserve, f.msg = reserve, m
+	return f
 }
 
-func (t *transcoder) status() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "message":
-			t.str(2)
-		case "code":
-			t.enum(3, statusCodes)
-		default:
-			t.skipValue()
-		}
-	}
+func msgs(name, protoName string, num protowire.Number, reserve int, m *messageType) field {
+	f := msg(name, protoName, num, reserve, m)
+	f.kind = kMessages
+	return f
 }
 
-func (t *transcoder) keyValue() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "key":
-			t.str(1)
-		case "value":
-			t.message(2, 1, (*transcoder).anyValue)
-		case "keyStrindex", "key_strindex":
-			t.int32(3)
-		default:
-			t.skipValue()
-		}
-	}
+func enum(name, protoName string, num protowire.Number, values map[string]int32) field {
+	f := scalar(name, protoName, num, kEnum)
+	f.enum = values
+	return f
 }
 
-func (t *transcoder) anyValue() {
-	for o := t.object(); t.member(&o); {
-		switch string(t.key(&o)) {
-		case "stringValue", "string_value":
-			t.str(1)
-		case "boolValue", "bool_value":
-			t.bool(2)
-		case "intValue", "int_value":
-			t.int64(3)
-		case "doubleValue", "double_value":
-			t.double(4)
-		case "arrayValue", "array_value":
-			t.message(5, 1, (*transcoder).valueList)
-		case "kvlistValue", "kvlist_value":
-			t.message(6, 1, (*transcoder).keyValueList)
-		case "bytesValue", "bytes_value":
-			t.bytes(7)
-		case "stringValueStrindex", "string_value_strindex":
-			t.int32(8)
-		default:
-			t.skipValue()
-		}
-	}
-}
-
-func (t *transcoder) valueList() {
-	for o := t.object(); t.member(&o); {
-		if string(t.key(&o)) == "values" {
-			t.repeated(1, 1, (*transcoder).anyValue)
-		} else {
-			t.skipValue()
-		}
-	}
-}
-
-func (t *transcoder) keyValueList() {
-	for o := t.object(); t.member(&o); {
-		if string(t.key(&o)) == "values" {
-			t.repeated(1, 1, (*transcoder).keyValue)
-		} else {
-			t.skipValue()
-		}
-	}
-}
-
-// Objects and arrays.
-
-// objectState walks one object's members. It holds no pointers: writing
-// one through a pointer costs a write barrier while the GC marks, and this
-// is written for every member.
-type objectState struct {
-	keyLo, keyHi int  // the current member's name in src, unless escaped
-	escaped      bool // the name is decoded in scratch
-	open         bool // inside an object, not null
-	inside       bool // a member was read
-}
-
-// key is the name of the member member read last.
-func (t *transcoder) key(o *objectState) []byte {
-	if o.escaped {
-		return t.scratch
-	}
-	return t.src[o.keyLo:o.keyHi]
-}
-
-// object starts reading the object (or null) at pos.
-func (t *transcoder) object() objectState {
+// object reads the object (or null) at pos as message m, writing its
+// fields. Positions are kept in locals between the calls that read values:
+// this loop runs for every member of the request.
+func (t *transcoder) object(m messageType) {
 	if t.err != nil {
-		return objectState{}
+		return
 	}
-	switch {
-	case t.pos < len(t.src) && t.src[t.pos] == '{':
-		t.pos++
-		return objectState{open: true}
-	case t.literal("null"):
-		return objectState{}
+	src, pos := t.src, t.pos
+	if pos >= len(src) || src[pos] != '{' {
+		if !t.literal("null") {
+			t.fail("expected an object")
+		}
+		return
 	}
-	t.fail("expected an object")
-	return objectState{}
+	pos = skipSpace(src, pos+1)
+	if pos < len(src) && src[pos] == '}' {
+		t.pos = pos + 1
+		return
+	}
+	next := 0 // the field after the last one read: encoders write fields in order
+	for {
+		f, found := m.written(src, pos, next)
+		if found {
+			pos += len(f.name) + 3 // "name":
+			next = int(f.index) + 1
+		} else {
+			t.pos = pos
+			key, ok := t.memberName()
+			if !ok {
+				return
+			}
+			if f = m.find(key); f != nil {
+				next = int(f.index) + 1
+			}
+			pos = t.pos
+		}
+		t.pos = skipSpace(src, pos)
+		if f != nil {
+			t.value(f)
+		} else {
+			t.skipValue()
+		}
+		if t.err != nil {
+			return
+		}
+		pos = skipSpace(src, t.pos)
+		if pos < len(src) {
+			switch src[pos] {
+			case ',':
+				pos = skipSpace(src, pos+1)
+				continue
+			case '}':
+				t.pos = pos + 1
+				return
+			}
+		}
+		t.pos = pos
+		t.fail("expected ',' or '}'")
+		return
+	}
 }
 
-// member reads the next member's key and colon, leaving pos at its value;
-// false at the end of the object or on error.
-func (t *transcoder) member(o *objectState) bool {
-	if t.err != nil || !o.open {
-		return false
+// written returns the field whose name is at src[pos] exactly as encoders
+// write it, "name": without escapes or spaces, trying the fields from next
+// on. Such a name needs no scanning: it holds no quote or backslash, so the
+// quote after it ends the string.
+func (m messageType) written(src []byte, pos, next int) (*field, bool) {
+	if pos >= len(src) || src[pos] != '"' {
+		return nil, false
 	}
-	t.skipSpace()
-	if o.inside {
-		if t.pos < len(t.src) && t.src[t.pos] == '}' {
-			t.pos++
-			return false
+	for i := next; i < len(m); i++ {
+		name := m[i].name
+		if e := pos + 1 + len(name); e+1 < len(src) && src[e] == '"' && src[e+1] == ':' && string(src[pos+1:e]) == name {
+			return &m[i], true
 		}
-		if t.pos >= len(t.src) || t.src[t.pos] != ',' {
-			t.fail("expected ',' or '}'")
-			return false
-		}
-		t.pos++
-		t.skipSpace()
-	} else if t.pos < len(t.src) && t.src[t.pos] == '}' {
-		t.pos++
-		return false
 	}
-	o.inside = true
+	return nil, false
+}
+
+// find returns the field named key, in either of its names; nil if there
+// is none.
+func (m messageType) find(key []byte) *field {
+	for i := range m {
+		if string(key) == m[i].name || string(key) == m[i].protoName {
+			return &m[i]
+		}
+	}
+	return nil
+}
+
+// value reads the value at pos as field f and writes it.
+func (t *transcoder) value(f *field) {
+	switch f.kind {
+	case kString:
+		t.str(f.num)
+	case kMessage:
+		t.message(f)
+	case kMessages, kStrings:
+		t.array(f)
+	case kFixed64:
+		t.fixed64(f.num)
+	case kTraceID:
+		t.id(f.num, 16)
+	case kSpanID:
+		t.id(f.num, 8)
+	case kInt64:
+		t.int64(f.num)
+	case kEnum:
+		t.enumValue(f.num, f.enum)
+	case kUint32:
+		t.uint32(f.num)
+	case kFixed32:
+		t.fixed32(f.num)
+	case kBool:
+		t.bool(f.num)
+	case kDouble:
+		t.double(f.num)
+	case kBytes:
+		t.bytes(f.num)
+	case kInt32:
+		t.int32(f.num)
+	}
+}
+
+// message writes field f holding the object at pos.
+func (t *transcoder) message(f *field) {
+	start := t.begin(f.num, f.reserve)
+	t.object(*f.msg)
+	t.end(start, f.reserve)
+}
+
+// array reads the array (or null) at pos as the repeated field f.
+func (t *transcoder) array(f *field) {
+	src, pos := t.src, t.pos
+	if pos >= len(src) || src[pos] != '[' {
+		if !t.literal("null") {
+			t.fail("expected an array")
+		}
+		return
+	}
+	pos = skipSpace(src, pos+1)
+	if pos < len(src) && src[pos] == ']' {
+		t.pos = pos + 1
+		return
+	}
+	for {
+		t.pos = pos
+		if f.kind == kStrings {
+			t.str(f.num)
+		} else {
+			t.message(f)
+		}
+		if t.err != nil {
+			return
+		}
+		pos = skipSpace(src, t.pos)
+		if pos < len(src) {
+			switch src[pos] {
+			case ',':
+				pos = skipSpace(src, pos+1)
+				continue
+			case ']':
+				t.pos = pos + 1
+				return
+			}
+		}
+		t.pos = pos
+		t.fail("expected ',' or ']'")
+		return
+	}
+}
+
+// memberName reads a member's name and colon, leaving pos at its value.
+// The name is in src, or in scratch if it had escapes.
+func (t *transcoder) memberName() ([]byte, bool) {
 	if t.pos >= len(t.src) || t.src[t.pos] != '"' {
 		t.fail("expected a member name")
-		return false
+		return nil, false
 	}
 	end, escaped, ok := jsontext.StringEnd(t.src, t.pos)
 	if !ok {
 		t.fail("bad string")
-		return false
+		return nil, false
 	}
-	o.escaped = escaped
+	var key []byte
 	if escaped {
 		t.scratch, _ = jsontext.AppendString(t.scratch[:0], t.src[t.pos:end])
+		key = t.scratch
 	} else {
-		o.keyLo, o.keyHi = t.pos+1, end-1
+		key = t.src[t.pos+1 : end-1]
 	}
-	t.pos = jsontext.SkipSpace(t.src, end)
+	t.pos = end
+	return key, t.colon()
+}
+
+// colon reads the colon after a member's name, leaving pos at its value.
+func (t *transcoder) colon() bool {
+	t.skipSpace()
 	if t.pos >= len(t.src) || t.src[t.pos] != ':' {
 		t.fail("expected ':'")
 		return false
 	}
-	t.pos = jsontext.SkipSpace(t.src, t.pos+1)
+	t.pos++
+	t.skipSpace()
 	return true
 }
 
-// repeated reads an array (or null) of messages, each field num, with
-// reserve bytes kept for each one's length (see message).
-func (t *transcoder) repeated(num protowire.Number, reserve int, msg func(*transcoder)) {
-	for first := true; t.element(&first); {
-		t.message(num, reserve, msg)
-	}
-}
-
-// element moves to the next element of the array (or null) at pos; first
-// is true before the first call.
-func (t *transcoder) element(first *bool) bool {
-	if t.err != nil {
-		return false
-	}
-	if *first {
-		*first = false
-		if t.literal("null") {
-			return false
-		}
-		if t.pos >= len(t.src) || t.src[t.pos] != '[' {
-			t.fail("expected an array")
-			return false
-		}
-		t.pos++
-		t.skipSpace()
-		if t.pos < len(t.src) && t.src[t.pos] == ']' {
-			t.pos++
-			return false
-		}
-		return true
-	}
-	t.skipSpace()
-	if t.pos < len(t.src) {
-		switch t.src[t.pos] {
-		case ',':
-			t.pos = jsontext.SkipSpace(t.src, t.pos+1)
-			return true
-		case ']':
-			t.pos++
-			return false
-		}
-	}
-	t.fail("expected ',' or ']'")
-	return false
-}
-
-// message writes field num holding the message msg reads. Its length is
-// only known once written, so reserve bytes are left for it and the message
-// is moved if its length's varint needs another size: reserve is the size
-// that message usually needs, so that moving is rare.
-func (t *transcoder) message(num protowire.Number, reserve int, msg func(*transcoder)) {
+// begin writes the tag of field num, a length-delimited one whose length
+// is only known once its content is written: it leaves reserve bytes for
+// the length and returns where the content starts. end writes the length,
+// moving the content if its varint needs another size: reserve is the size
+// the field usually needs, so that moving is rare.
+func (t *transcoder) begin(num protowire.Number, reserve int) int {
 	t.tag(num, protowire.BytesType)
 	for range reserve {
 		t.out = append(t.out, 0)
 	}
-	start := len(t.out)
-	msg(t)
+	return len(t.out)
+}
+
+func (t *transcoder) end(start, reserve int) {
 	n := len(t.out) - start
 	if k := protowire.SizeVarint(uint64(n)); k != reserve {
 		if k > reserve {
@@ -527,13 +537,39 @@ func (t *transcoder) literal(lit string) bool {
 	return false
 }
 
+// skipValue skips an unknown field's value. pdata rejects one holding a
+// number beyond a float64's range, so this does too.
 func (t *transcoder) skipValue() {
 	end, ok := jsontext.ValueEnd(t.src, t.pos)
 	if !ok {
 		t.fail("bad value")
 		return
 	}
+	if overflows(t.src[t.pos:end]) {
+		t.fail("number out of range")
+		return
+	}
 	t.pos = end
+}
+
+// overflows reports whether the valid JSON value v holds a number that
+// does not fit a float64.
+func overflows(v []byte) bool {
+	for i := 0; i < len(v); {
+		switch c := v[i]; {
+		case c == '"':
+			i, _, _ = jsontext.StringEnd(v, i)
+		case c == '-' || c >= '0' && c <= '9':
+			end, _ := jsontext.ValueEnd(v, i)
+			if _, err := strconv.ParseFloat(view(v[i:end]), 64); err != nil {
+				return true
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	return false
 }
 
 // stringValue reads a string and returns its raw text, quotes included.
@@ -563,19 +599,14 @@ func (t *transcoder) str(num protowire.Number) {
 		t.varint(uint64(len(raw) - 2))
 		t.out = append(t.out, raw[1:len(raw)-1]...)
 	case ok:
-		t.message(num, 1, func(t *transcoder) { t.out, _ = jsontext.AppendString(t.out, raw) })
+		start := t.begin(num, 1)
+		t.out, _ = jsontext.AppendString(t.out, raw)
+		t.end(start, 1)
 	case t.literal("null"):
 		t.tag(num, protowire.BytesType)
 		t.out = append(t.out, 0)
 	default:
 		t.fail("expected a string")
-	}
-}
-
-// strings writes a repeated string field.
-func (t *transcoder) strings(num protowire.Number) {
-	for first := true; t.element(&first); {
-		t.str(num)
 	}
 }
 
@@ -767,8 +798,8 @@ func (t *transcoder) bool(num protowire.Number) {
 	t.varint(v)
 }
 
-// enum writes an enum given as an integer or as one of names.
-func (t *transcoder) enum(num protowire.Number, names map[string]int32) {
+// enumValue writes an enum given as an integer or as one of names.
+func (t *transcoder) enumValue(num protowire.Number, names map[string]int32) {
 	if t.err != nil {
 		return
 	}
