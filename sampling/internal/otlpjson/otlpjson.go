@@ -9,7 +9,7 @@
 //   - field names in lowerCamelCase, or the proto field names (snake_case),
 //     as the proto3 mapping lets parsers accept;
 //   - traceId, spanId and parentSpanId as hex strings, not base64 (either
-//     case; "" is the zero id);
+//     case, without escapes; "" is the zero id);
 //   - enums (kind, status code) as integers, or as their value names;
 //   - 64-bit integers as decimal strings or as numbers, 32-bit ones too;
 //     doubles as numbers or strings ("NaN", "Infinity");
@@ -26,6 +26,7 @@ package otlpjson
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -196,7 +197,13 @@ type messageType []field
 // numbered sets each field's index.
 func numbered(fields ...field) messageType {
 	for i := range fields {
-		fields[i].index = uint8(i)
+		f := &fields[i]
+		f.index = uint8(i)
+		f.written = `"` + f.name + `":`
+		for j := 0; j < len(f.written) && j < 16; j++ {
+			f.head[j/8] |= uint64(f.written[j]) << (j % 8 * 8)
+			f.mask[j/8] |= 0xff << (j % 8 * 8)
+		}
 	}
 	return fields
 }
@@ -212,6 +219,12 @@ type field struct {
 	reserve   int              // kMessage(s): bytes left for the length (see begin)
 	msg       *messageType     // kMessage(s)
 	enum      map[string]int32 // kEnum: the value names
+
+	// written is "name": as encoders write it; head is its first 16 bytes
+	// as two little-endian words, with mask for the bytes that count.
+	written string
+	head    [2]uint64
+	mask    [2]uint64
 }
 
 type kind uint8
@@ -284,7 +297,7 @@ func (t *transcoder) object(m messageType) {
 	for {
 		f, found := m.written(src, pos, next)
 		if found {
-			pos += len(f.name) + 3 // "name":
+			pos += len(f.written)
 			next = int(f.index) + 1
 		} else {
 			t.pos = pos
@@ -326,15 +339,19 @@ func (t *transcoder) object(m messageType) {
 // written returns the field whose name is at src[pos] exactly as encoders
 // write it, "name": without escapes or spaces, trying the fields from next
 // on. Such a name needs no scanning: it holds no quote or backslash, so the
-// quote after it ends the string.
+// quote after it ends the string. Most names are told apart by comparing
+// two words.
 func (m messageType) written(src []byte, pos, next int) (*field, bool) {
-	if pos >= len(src) || src[pos] != '"' {
-		return nil, false
+	if pos+16 > len(src) {
+		return nil, false // near the end: the caller scans
 	}
+	w0 := binary.LittleEndian.Uint64(src[pos:])
+	w1 := binary.LittleEndian.Uint64(src[pos+8:])
 	for i := next; i < len(m); i++ {
-		name := m[i].name
-		if e := pos + 1 + len(name); e+1 < len(src) && src[e] == '"' && src[e+1] == ':' && string(src[pos+1:e]) == name {
-			return &m[i], true
+		f := &m[i]
+		if w0&f.mask[0] == f.head[0] && w1&f.mask[1] == f.head[1] &&
+			(len(f.written) <= 16 || len(src)-pos >= len(f.written) && string(src[pos+16:pos+len(f.written)]) == f.written[16:]) {
+			return f, true
 		}
 	}
 	return nil, false
@@ -592,6 +609,16 @@ func (t *transcoder) str(num protowire.Number) {
 	if t.err != nil {
 		return
 	}
+	if t.pos < len(t.src) && t.src[t.pos] == '"' {
+		end, escaped, ok := jsontext.StringEnd(t.src, t.pos)
+		if ok && !escaped {
+			t.tag(num, protowire.BytesType)
+			t.varint(uint64(end - t.pos - 2))
+			t.out = append(t.out, t.src[t.pos+1:end-1]...)
+			t.pos = end
+			return
+		}
+	}
 	raw, escaped, ok := t.stringValue()
 	switch {
 	case ok && !escaped:
@@ -624,28 +651,35 @@ func (t *transcoder) decoded() ([]byte, bool) {
 }
 
 // id writes a trace or span id of size bytes from hex; "" is the zero id.
+// Hex digits need no escapes, and pdata takes none: an id with escapes is
+// rejected.
 func (t *transcoder) id(num protowire.Number, size int) {
 	if t.err != nil {
 		return
 	}
-	s, ok := t.decoded()
-	switch {
-	case !ok:
-		t.fail("expected a hex id")
-	case len(s) == 0:
+	src, pos := t.src, t.pos
+	if pos+1 < len(src) && src[pos] == '"' && src[pos+1] == '"' {
 		t.tag(num, protowire.BytesType)
 		t.out = append(t.out, 0)
-	case len(s) != 2*size:
-		t.fail("id of the wrong length")
-	default:
-		t.tag(num, protowire.BytesType)
-		t.out = append(t.out, byte(size))
-		n := len(t.out)
-		t.out = append(t.out, make([]byte, size)...)
-		if _, err := hex.Decode(t.out[n:], s); err != nil {
-			t.fail("bad hex id")
-		}
+		t.pos = pos + 2
+		return
 	}
+	// The quote after 2*size hex digits, which hold no quote or backslash,
+	// ends the string.
+	e := pos + 1 + 2*size
+	if e >= len(src) || src[pos] != '"' || src[e] != '"' {
+		t.fail("expected a hex id")
+		return
+	}
+	t.tag(num, protowire.BytesType)
+	t.out = append(t.out, byte(size))
+	n := len(t.out)
+	t.out = append(t.out, make([]byte, size)...)
+	if _, err := hex.Decode(t.out[n:], src[pos+1:e]); err != nil {
+		t.fail("bad hex id")
+		return
+	}
+	t.pos = e + 1
 }
 
 func (t *transcoder) bytes(num protowire.Number) {
@@ -690,6 +724,29 @@ func (t *transcoder) number() (string, bool) {
 	}
 	t.pos = end
 	return view(t.src[start:end]), true
+}
+
+// quotedDecimal reads a string of 1 to 19 digits, which cannot overflow 64
+// bits: how encoders write 64-bit integers (timestamps, int values).
+func (t *transcoder) quotedDecimal() (uint64, bool) {
+	src, pos := t.src, t.pos
+	if pos >= len(src) || src[pos] != '"' {
+		return 0, false
+	}
+	var v uint64
+	i := pos + 1
+	for ; i < len(src) && i-pos <= 19; i++ {
+		d := src[i] - '0'
+		if d > 9 {
+			break
+		}
+		v = v*10 + uint64(d)
+	}
+	if i == pos+1 || i >= len(src) || src[i] != '"' {
+		return 0, false
+	}
+	t.pos = i + 1
+	return v, true
 }
 
 func (t *transcoder) parseUint(bits int) uint64 {
@@ -750,13 +807,22 @@ func (t *transcoder) int32(num protowire.Number) {
 }
 
 func (t *transcoder) int64(num protowire.Number) {
-	v := t.parseInt(64)
+	pos := t.pos
+	u, ok := t.quotedDecimal()
+	v := int64(u)
+	if !ok || u > math.MaxInt64 {
+		t.pos = pos
+		v = t.parseInt(64)
+	}
 	t.tag(num, protowire.VarintType)
 	t.varint(uint64(v))
 }
 
 func (t *transcoder) fixed64(num protowire.Number) {
-	v := t.parseUint(64)
+	v, ok := t.quotedDecimal()
+	if !ok {
+		v = t.parseUint(64)
+	}
 	t.tag(num, protowire.Fixed64Type)
 	t.fixed64v(v)
 }
