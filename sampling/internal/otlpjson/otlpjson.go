@@ -500,6 +500,10 @@ func (t *transcoder) begin(num protowire.Number, reserve int) int {
 
 func (t *transcoder) end(start, reserve int) {
 	n := len(t.out) - start
+	if reserve == 1 && n < 0x80 { // an attribute, most often
+		t.out[start-1] = byte(n)
+		return
+	}
 	if k := protowire.SizeVarint(uint64(n)); k != reserve {
 		if k > reserve {
 			t.out = append(t.out, make([]byte, k-reserve)...)
