@@ -2,13 +2,15 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
+
+	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
 )
 
-// Both collectors get the same memory limit, the same batching towards the
-// sink (flush every second or at 1,000 events, at most 10,000 per request:
-// the sidecar's defaults) and no self-metrics, so the comparison is about
-// the data path.
+// Both collectors get the same memory limiter, queues and batches bounded
+// in bytes alike (see sendingQueue) and no self-metrics, so the comparison
+// is about the data path.
 const (
 	benchToken      = "xaat-bench-0000"
 	memoryLimiter   = "  memory_limiter: {check_interval: 1s, limit_mib: 400, spike_limit_mib: 100}\n"
@@ -24,9 +26,14 @@ const baselineSpanPercentage = 13
 // pipeline is one service pipeline of a config.
 type pipeline struct{ name, receivers, processors, exporters string }
 
-func service(pipes ...pipeline) string {
+// service is the service section; extensions may be empty.
+func service(extensions string, pipes ...pipeline) string {
 	var b strings.Builder
-	b.WriteString("service:\n" + serviceSettings + "  pipelines:\n")
+	b.WriteString("service:\n" + serviceSettings)
+	if extensions != "" {
+		fmt.Fprintf(&b, "  extensions: [%s]\n", extensions)
+	}
+	b.WriteString("  pipelines:\n")
 	for _, p := range pipes {
 		fmt.Fprintf(&b, "    %s: {receivers: [%s], processors: [%s], exporters: [%s]}\n", p.name, p.receivers, p.processors, p.exporters)
 	}
@@ -36,6 +43,12 @@ func service(pipes ...pipeline) string {
 // sidecarConfig is the sidecar's config for a scenario's inputs.
 func sidecarConfig(env *runEnv, in inputs) string {
 	var b strings.Builder
+	extensions := ""
+	if in.disk {
+		// What SIDECAR_STATE_DIR is to the shipped configs.
+		extensions = "dir_storage"
+		fmt.Fprintf(&b, "extensions:\n  dir_storage: {directory: %q}\n", filepath.Join(env.dir, "state"))
+	}
 	b.WriteString("receivers:\n")
 	if in.stdinSpans {
 		b.WriteString("  stdout:\n    sampling_processor: sampling\n    stdin: {exit_on_eof: false}\n")
@@ -54,6 +67,9 @@ func sidecarConfig(env *runEnv, in inputs) string {
 				format = "raw"
 			}
 			fmt.Fprintf(&b, "    files: {include: [%q], format: %s, start_at: beginning, poll_interval: 200ms}\n", env.logFile, format)
+			if in.disk {
+				b.WriteString("    storage: dir_storage\n")
+			}
 		case inputForward, inputForwardBatch:
 			fmt.Fprintf(&b, "    forward: {endpoint: \"127.0.0.1:%d\", when_full: block}\n", env.forwardPort)
 		}
@@ -75,6 +91,9 @@ func sidecarConfig(env *runEnv, in inputs) string {
 		}
 	}
 	fmt.Fprintf(&b, "exporters:\n  axiom:\n    url: %s\n    token: %s\n    logs_dataset: logs\n    traces_dataset: traces\n", env.sinkURL, benchToken)
+	if in.disk {
+		b.WriteString("    sending_queue: {storage: dir_storage}\n")
+	}
 	var pipes []pipeline
 	if in.logs != "" {
 		pipes = append(pipes, pipeline{"logs", "stdout", "memory_limiter", "axiom"})
@@ -86,7 +105,7 @@ func sidecarConfig(env *runEnv, in inputs) string {
 		}
 		pipes = append(pipes, pipeline{"traces", receiver, "memory_limiter, sampling", "axiom"})
 	}
-	b.WriteString(service(pipes...))
+	b.WriteString(service(extensions, pipes...))
 	return b.String()
 }
 
@@ -101,14 +120,23 @@ const jsonParser = `      - type: json_parser
           mapping: {trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60}
 `
 
-// sendingQueue mirrors the axiom exporter's default queue and batching.
-const sendingQueue = `    sending_queue:
+// sidecarMemory is the axiom exporter's default memory budget: what it may
+// hold in memory for both signals, queue, batch and requests in flight.
+var sidecarMemory = int64(axiomexporter.NewFactory().CreateDefaultConfig().(*axiomexporter.Config).Memory)
+
+// sendingQueue bounds the stock exporter's queue in bytes, as the axiom
+// exporter's is: the sidecar's whole memory budget for the queue alone
+// (each stock exporter gets all of it, the sidecar splits it between
+// signals and counts batches and requests in flight in it too), and the
+// batches the axiom exporter builds at that budget (at most 2 MiB,
+// uncompressed, flushed at 1 MiB or every second).
+var sendingQueue = fmt.Sprintf(`    sending_queue:
       enabled: true
-      sizer: items
-      queue_size: 50000
+      sizer: bytes
+      queue_size: %d
       num_consumers: 4
-      batch: {flush_timeout: 1s, min_size: 1000, max_size: 10000}
-`
+      batch: {flush_timeout: 1s, sizer: bytes, min_size: %d, max_size: %d}
+`, sidecarMemory, 1<<20, 2<<20)
 
 // baselineConfig is the stock collector's config for the same inputs.
 func baselineConfig(env *runEnv, in inputs) string {
@@ -151,6 +179,6 @@ func baselineConfig(env *runEnv, in inputs) string {
 		b.WriteString(sendingQueue)
 		pipes = append(pipes, pipeline{"traces", "otlp", "memory_limiter, probabilistic_sampler", "otlp_http/traces"})
 	}
-	b.WriteString(service(pipes...))
+	b.WriteString(service("", pipes...))
 	return b.String()
 }

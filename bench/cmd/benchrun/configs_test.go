@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
+	"github.com/sidecarhq/sidecar/extensions/dirstorage"
 	"github.com/sidecarhq/sidecar/receivers/otlpreceiver"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
 	"github.com/sidecarhq/sidecar/sampling"
@@ -24,8 +25,9 @@ func TestSidecarConfigsValidate(t *testing.T) {
 		"processors::memory_limiter": memorylimiterprocessor.NewFactory().CreateDefaultConfig,
 		"processors::sampling":       sampling.NewFactory().CreateDefaultConfig,
 		"exporters::axiom":           axiomexporter.NewFactory().CreateDefaultConfig,
+		"extensions::dir_storage":    dirstorage.NewFactory().CreateDefaultConfig,
 	}
-	env := &runEnv{sinkURL: "http://127.0.0.1:1", logFile: "/tmp/app.log", grpcPort: 2, httpPort: 3, forwardPort: 4}
+	env := &runEnv{dir: "/tmp/bench", sinkURL: "http://127.0.0.1:1", logFile: "/tmp/app.log", grpcPort: 2, httpPort: 3, forwardPort: 4}
 	for _, sc := range scenarios(options{logRate: 1, spanRate: 1, mixedRPS: 1}) {
 		t.Run(sc.name, func(t *testing.T) {
 			text := sidecarConfig(env, sc.sidecar)
@@ -55,7 +57,7 @@ func TestSidecarConfigsValidate(t *testing.T) {
 					t.Fatalf("%s: %v\n%s", key, err, text)
 				}
 			}
-			if want := 2 + strings.Count(text, "  stdout:") + strings.Count(text, "  otlp:") + strings.Count(text, "  sampling:"); seen != want {
+			if want := 2 + strings.Count(text, "  stdout:") + strings.Count(text, "  otlp:") + strings.Count(text, "  sampling:") + strings.Count(text, "  dir_storage:"); seen != want {
 				t.Fatalf("validated %d sections, want %d:\n%s", seen, want, text)
 			}
 		})
@@ -75,5 +77,71 @@ func TestSustainedUsesTheSteadyWindow(t *testing.T) {
 	}
 	if got := sustained(series[:2], inputs{logs: inputStdin}, 6); got != 0 {
 		t.Fatalf("too short a series: %v, want 0", got)
+	}
+}
+
+// TestDiskVariantsPutTheQueueOnDisk checks that each -disk scenario's sidecar
+// runs the shipped configs' durable queue (and file offsets beside it), and
+// that its base scenario does not.
+func TestDiskVariantsPutTheQueueOnDisk(t *testing.T) {
+	env := &runEnv{dir: "/tmp/bench", sinkURL: "http://127.0.0.1:1", logFile: "/tmp/app.log"}
+	all := scenarios(options{logRate: 1, spanRate: 1, mixedRPS: 1})
+	byName := map[string]scenario{}
+	for _, sc := range all {
+		byName[sc.name] = sc
+	}
+	disk := 0
+	for _, sc := range all {
+		base, ok := strings.CutSuffix(sc.name, "-disk")
+		if !ok {
+			continue
+		}
+		disk++
+		on, off := sidecarConfig(env, sc.sidecar), sidecarConfig(env, byName[base].sidecar)
+		for _, want := range []string{"sending_queue: {storage: dir_storage}", "extensions: [dir_storage]", `directory: "/tmp/bench/state"`} {
+			if !strings.Contains(on, want) {
+				t.Errorf("%s lacks %q:\n%s", sc.name, want, on)
+			}
+		}
+		if sc.sidecar.logs == inputFileCRI && !strings.Contains(on, "    storage: dir_storage") {
+			t.Errorf("%s keeps file offsets in memory:\n%s", sc.name, on)
+		}
+		if strings.Contains(off, "dir_storage") {
+			t.Errorf("%s (the memory queue) uses dir_storage:\n%s", base, off)
+		}
+		if !sc.sidecarOnly || sc.axiom != byName[base].axiom || sc.maxOnly != byName[base].maxOnly {
+			t.Errorf("%s should be %s's sidecar run with only the disk buffer changed", sc.name, base)
+		}
+	}
+	if disk == 0 {
+		t.Fatal("no -disk scenario")
+	}
+}
+
+// TestBaselineQueueIsBoundedInBytes checks the stock exporter's queue: the
+// bytes sizer and the sidecar's memory budget, not a count of items.
+func TestBaselineQueueIsBoundedInBytes(t *testing.T) {
+	env := &runEnv{dir: "/tmp/bench", sinkURL: "http://127.0.0.1:1", logFile: "/tmp/app.log"}
+	text := baselineConfig(env, inputs{logs: inputFileCRI, spans: true})
+	conf, err := confmap.NewRetrievedFromYAML([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := conf.AsConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := axiomexporter.NewFactory().CreateDefaultConfig().(*axiomexporter.Config).Memory
+	for _, exp := range []string{"otlp_http/logs", "otlp_http/traces"} {
+		q := "exporters::" + exp + "::sending_queue::"
+		if got := all.Get(q + "sizer"); got != "bytes" {
+			t.Errorf("%s sizer %v, want bytes", exp, got)
+		}
+		if got := all.Get(q + "queue_size"); got != int(want) {
+			t.Errorf("%s queue_size %v, want the sidecar's memory budget %d", exp, got, want)
+		}
+		if got := all.Get(q + "batch::sizer"); got != "bytes" {
+			t.Errorf("%s batch sizer %v, want bytes", exp, got)
+		}
 	}
 }

@@ -86,6 +86,9 @@ func run(o options) error {
 		if sc.fixedOnly {
 			phases = phases[:1]
 		}
+		if sc.maxOnly {
+			phases = phases[1:]
+		}
 		colls := []string{collSidecar, collBaseline}
 		if sc.sidecarOnly {
 			colls = colls[:1]

@@ -47,7 +47,7 @@ func writeReport(o options, run runInfo, results []result) error {
 	fmt.Fprintf(&b, "- Load per phase: %s; fixed rates: logs %d lines/s, spans %d spans/s, mixed %d req/s\n", run.Duration, run.LogRate, run.SpanRate, run.MixedRPS)
 	fmt.Fprintf(&b, "- Command: `%s`\n\n", run.Command)
 
-	b.WriteString("## Goals (issues #5 and #14), this run\n\n| goal | measured | met |\n|---|---|---|\n")
+	b.WriteString("## Goals (issues #5, #10 and #14), this run\n\n| goal | measured | met |\n|---|---|---|\n")
 	goal := func(name, measured string, ok, known bool) {
 		met := "n/a"
 		if known {
@@ -114,7 +114,25 @@ func writeReport(o options, run runInfo, results []result) error {
 	if s, ok := get("logs-stdin-50k", collSidecar, phaseFixed); ok {
 		goal("peak RSS at 50,000 lines/s under 64 MB (stdin)", fmt.Sprintf("%.1f MB", mb(s.PeakRSSKB)), mb(s.PeakRSSKB) < 64, true)
 	}
+	// Issue 10: memory when Axiom is slow or down, and what durability costs.
+	for _, sc := range []string{"logs-stdin-slow", "logs-stdin-down", "spans-grpc-slow", "spans-grpc-down"} {
+		s, ok1 := get(sc, collSidecar, phaseMax)
+		bl, ok2 := get(sc, collBaseline, phaseMax)
+		if ok1 && ok2 {
+			goal(fmt.Sprintf("peak RSS at max rate, %s: sidecar ≤ the stock collector's and ≤ %d MB", sc, rssBudgetMB),
+				fmt.Sprintf("%.1f MB vs %.1f MB", mb(s.PeakRSSKB), mb(bl.PeakRSSKB)), s.PeakRSSKB <= bl.PeakRSSKB && mb(s.PeakRSSKB) <= rssBudgetMB, true)
+		}
+		if d, ok := get(sc+"-disk", collSidecar, phaseMax); ok {
+			goal(fmt.Sprintf("the same with the disk buffer on (%s-disk): ≤ %d MB", sc, rssBudgetMB),
+				fmt.Sprintf("%.1f MB", mb(d.PeakRSSKB)), mb(d.PeakRSSKB) <= rssBudgetMB, true)
+		}
+	}
+	if d, ok := get("logs-stdin-disk", collSidecar, phaseMax); ok {
+		goal("stdin with the disk buffer on: ≥ 500,000 pino lines per CPU-second", fmt.Sprintf("%.0f lines per CPU-second", d.PerCPUSecond), d.PerCPUSecond >= 500_000, true)
+	}
 	b.WriteString("\nRatios are baseline ÷ sidecar for costs (higher is better for the sidecar) and sidecar ÷ baseline for throughput.\n")
+	writeDurability(&b, get, o.logRate)
+	writeAxiomFaults(&b, get)
 
 	for _, sc := range scenarios(o) {
 		if o.only != nil && !o.only[sc.name] {
@@ -154,16 +172,24 @@ func writeReport(o options, run runInfo, results []result) error {
 			row("max sustained events/s, wall clock, pinned to one shared core", phaseMax, func(r result) float64 { return r.Throughput }, "%.0f", -1)
 			row("CPU s per million events at max rate", phaseMax, func(r result) float64 { return r.CPUPerMillion }, "%.2f", 1)
 		}
-		row(fmt.Sprintf("CPU s per million events at %d/s", sc.fixedRate), phaseFixed, func(r result) float64 { return r.CPUPerMillion }, "%.2f", 1)
-		row("idle RSS MB", phaseFixed, func(r result) float64 { return mb(r.IdleRSSKB) }, "%.1f", 1)
-		row("idle CPU, ms per second", phaseFixed, func(r result) float64 { return r.IdleCPUms }, "%.1f", 1)
-		row(fmt.Sprintf("peak RSS MB at %d/s", sc.fixedRate), phaseFixed, func(r result) float64 { return mb(r.PeakRSSKB) }, "%.1f", 1)
+		if sc.maxOnly {
+			row("events taken in at max rate", phaseMax, func(r result) float64 { return float64(r.Sent) }, "%.0f", 0)
+			row("events at the sink", phaseMax, func(r result) float64 { return float64(r.SinkLogs + r.SinkSpans) }, "%.0f", 0)
+			row("idle RSS MB", phaseMax, func(r result) float64 { return mb(r.IdleRSSKB) }, "%.1f", 1)
+		} else {
+			row(fmt.Sprintf("CPU s per million events at %d/s", sc.fixedRate), phaseFixed, func(r result) float64 { return r.CPUPerMillion }, "%.2f", 1)
+			row("idle RSS MB", phaseFixed, func(r result) float64 { return mb(r.IdleRSSKB) }, "%.1f", 1)
+			row("idle CPU, ms per second", phaseFixed, func(r result) float64 { return r.IdleCPUms }, "%.1f", 1)
+			row(fmt.Sprintf("peak RSS MB at %d/s", sc.fixedRate), phaseFixed, func(r result) float64 { return mb(r.PeakRSSKB) }, "%.1f", 1)
+		}
 		if !sc.fixedOnly {
 			row("peak RSS MB at max rate", phaseMax, func(r result) float64 { return mb(r.PeakRSSKB) }, "%.1f", 1)
 		}
-		row("bytes sent to Axiom per delivered event (compressed)", phaseFixed, func(r result) float64 { return r.WireBytesPerEvent }, "%.1f", 1)
-		row("latency p50 ms (written → at sink)", phaseFixed, func(r result) float64 { return r.LatencyP50ms }, "%.0f", 1)
-		row("latency p99 ms", phaseFixed, func(r result) float64 { return r.LatencyP99ms }, "%.0f", 1)
+		if !sc.maxOnly {
+			row("bytes sent to Axiom per delivered event (compressed)", phaseFixed, func(r result) float64 { return r.WireBytesPerEvent }, "%.1f", 1)
+			row("latency p50 ms (written → at sink)", phaseFixed, func(r result) float64 { return r.LatencyP50ms }, "%.0f", 1)
+			row("latency p99 ms", phaseFixed, func(r result) float64 { return r.LatencyP99ms }, "%.0f", 1)
+		}
 		if !sc.fixedOnly {
 			row("sink CPU % of a core at max rate", phaseMax, func(r result) float64 { return r.SinkCPUPct }, "%.0f", 0)
 			row("load generator CPU % at max rate", phaseMax, func(r result) float64 { return r.LoadCPUPct }, "%.0f", 0)
@@ -180,6 +206,70 @@ func writeReport(o options, run runInfo, results []result) error {
 		}
 	}
 	return os.WriteFile(o.report, []byte(b.String()), 0o644)
+}
+
+// rssBudgetMB is issue 10's promise: the sidecar's peak RSS with any
+// record size and any Axiom behaviour.
+const rssBudgetMB = 96
+
+// writeDurability sets each log path's sidecar runs with the queue in memory
+// and on disk side by side (issue 10: the cost of durability).
+func writeDurability(b *strings.Builder, get func(sc, coll, ph string) (result, bool), rate int) {
+	header := false
+	for _, sc := range []string{"logs-stdin", "logs-file"} {
+		mem, ok1 := get(sc, collSidecar, phaseMax)
+		disk, ok2 := get(sc+"-disk", collSidecar, phaseMax)
+		if !ok1 || !ok2 {
+			continue
+		}
+		if !header {
+			header = true
+			fmt.Fprintf(b, "\n## The cost of durability (issue 10)\n\nThe sidecar's log paths with its sending queue in memory (the runs above) and on disk (`dir_storage`, as every shipped config runs it), in this run. Ratio: disk ÷ memory.\n\n")
+			fmt.Fprintf(b, "| path | figure | memory queue | disk buffer | ratio |\n|---|---|---|---|---|\n")
+		}
+		line := func(figure string, m, d float64, format string) {
+			ratio := "–"
+			if m > 0 && d > 0 {
+				ratio = fmt.Sprintf("%.2fx", d/m)
+			}
+			fmt.Fprintf(b, "| %s | %s | "+format+" | "+format+" | %s |\n", sc, figure, m, d, ratio)
+		}
+		line("lines per CPU-second at max rate", mem.PerCPUSecond, disk.PerCPUSecond, "%.0f")
+		line("CPU s per million lines at max rate", mem.CPUPerMillion, disk.CPUPerMillion, "%.2f")
+		if mf, ok := get(sc, collSidecar, phaseFixed); ok {
+			if df, ok := get(sc+"-disk", collSidecar, phaseFixed); ok {
+				line(fmt.Sprintf("CPU s per million lines at %d/s", rate), mf.CPUPerMillion, df.CPUPerMillion, "%.2f")
+				line(fmt.Sprintf("peak RSS MB at %d/s", rate), mb(mf.PeakRSSKB), mb(df.PeakRSSKB), "%.1f")
+			}
+		}
+		line("peak RSS MB at max rate", mb(mem.PeakRSSKB), mb(disk.PeakRSSKB), "%.1f")
+	}
+}
+
+// writeAxiomFaults gathers the peak RSS of the runs against a slow or
+// unavailable Axiom.
+func writeAxiomFaults(b *strings.Builder, get func(sc, coll, ph string) (result, bool)) {
+	header := false
+	cell := func(r result, ok bool) string {
+		if !ok {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f MB (%d in, %d at the sink)", mb(r.PeakRSSKB), r.Sent, r.SinkLogs+r.SinkSpans)
+	}
+	for _, sc := range []string{"logs-stdin-slow", "logs-stdin-down", "spans-grpc-slow", "spans-grpc-down"} {
+		s, ok1 := get(sc, collSidecar, phaseMax)
+		d, ok2 := get(sc+"-disk", collSidecar, phaseMax)
+		bl, ok3 := get(sc, collBaseline, phaseMax)
+		if !ok1 && !ok2 && !ok3 {
+			continue
+		}
+		if !header {
+			header = true
+			fmt.Fprintf(b, "\n## Axiom slow or down: peak RSS at max rate (issue 10)\n\nEach collector reads as fast as it can while the sink holds every request 500 ms (slow) or answers 503 (down). Peak RSS (`VmHWM`), events taken in and events that reached the sink. Budget: %d MB.\n\n", rssBudgetMB)
+			b.WriteString("| scenario | sidecar, memory queue | sidecar, disk buffer | stock collector |\n|---|---|---|---|\n")
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", sc, cell(s, ok1), cell(d, ok2), cell(bl, ok3))
+	}
 }
 
 // plotPath is the scenario's plot (made by bench/plots) relative to the report.

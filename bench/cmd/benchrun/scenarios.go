@@ -31,6 +31,10 @@ type inputs struct {
 	// noHold turns the sampling processor's deferred drops off
 	// (hold.max_bytes: 0), so a span a rule drops is dropped at once.
 	noHold bool
+	// disk puts the sidecar's sending queue (and file offsets) on disk in
+	// dir_storage, as every shipped config does; without it the queue is
+	// in memory, like the stock collector's.
+	disk bool
 }
 
 // scenario is one benchmark: the same load offered to each collector.
@@ -42,9 +46,13 @@ type scenario struct {
 	// needs lists the sidecar component types the scenario uses.
 	needs []string
 	// fixedRate is the events/s of the fixed-rate phase; fixedOnly skips
-	// the max-throughput phase.
+	// the max-throughput phase, maxOnly the fixed-rate one.
 	fixedRate int
 	fixedOnly bool
+	maxOnly   bool
+	// axiom is how the sink behaves (benchsink -axiom): slow, down, or ""
+	// for up.
+	axiom string
 	// sidecarOnly checks a sidecar goal that has no baseline counterpart.
 	sidecarOnly bool
 	// load offers the load; rate 0 means as fast as possible.
@@ -115,17 +123,62 @@ func scenarios(o options) []scenario {
 			note: "Fixed rate only. Logs via stdin (baseline: file_log from a file), spans via OTLP/gRPC.",
 		},
 	}
-	// Each variant without holding runs right after its scenario, so both
-	// see the same machine.
+	// Each variant runs right after its scenario, so both see the same
+	// machine.
 	var out []scenario
 	for _, sc := range all {
 		out = append(out, sc)
 		switch sc.name {
-		case "spans-http", "spans-http-json", "spans-grpc":
+		case "spans-http", "spans-http-json":
 			out = append(out, withoutHold(sc))
+		case "spans-grpc":
+			out = append(out, withoutHold(sc), axiomFault(sc, sinkSlow), axiomFault(sc, sinkDown))
+		case "logs-stdin":
+			out = append(out, withDisk(sc))
+			for _, mode := range []string{sinkSlow, sinkDown} {
+				f := axiomFault(sc, mode)
+				out = append(out, f, withDisk(f))
+			}
+		case "logs-file":
+			out = append(out, withDisk(sc))
 		}
 	}
 	return out
+}
+
+// Sink behaviours (benchsink -axiom) besides up, the default.
+const (
+	sinkSlow = "slow" // every request held for benchsink's -slow-delay (500 ms)
+	sinkDown = "down" // 503 to every request
+)
+
+// axiomFault is sc at max rate only, against a sink that is slow or down:
+// what each collector's memory does when it cannot ship as fast as it reads.
+func axiomFault(sc scenario, mode string) scenario {
+	sc.name += "-" + mode
+	sc.axiom, sc.maxOnly = mode, true
+	switch mode {
+	case sinkSlow:
+		sc.title += ", Axiom slow (500 ms per request)"
+		sc.note = "Max rate only: the sink holds every request 500 ms before taking it, so the collectors read faster than they can ship. " + sc.note
+	case sinkDown:
+		sc.title += ", Axiom down (503 to everything)"
+		sc.note = "Max rate only: the sink answers 503 to every request, so what the collectors read waits in their queues until they refuse or drop it. " + sc.note
+	}
+	return sc
+}
+
+// withDisk is sc with the sidecar's sending queue on disk (dir_storage, and
+// file offsets there too), sidecar only: set against sc's own sidecar run,
+// it shows what durability costs.
+func withDisk(sc scenario) scenario {
+	sc.note = "As " + sc.name + " with the sidecar's sending queue on disk (`dir_storage`, as every shipped config runs it; file offsets there too); compare with " + sc.name + "'s runs in the same report."
+	sc.name += "-disk"
+	sc.title += ", disk buffer on"
+	sc.sidecar.disk = true
+	sc.baseline = inputs{}
+	sc.sidecarOnly = true
+	return sc
 }
 
 // withoutHold is sc with holding off, sidecar only: set against sc's own

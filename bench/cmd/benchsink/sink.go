@@ -21,6 +21,7 @@ import (
 type sink struct {
 	fake    *axiomtest.Server
 	measure bool
+	faults  *faults
 
 	wire atomic.Int64 // request body bytes as sent (compressed)
 
@@ -35,6 +36,7 @@ type Stats struct {
 	Spans    int64   `json:"spans"` // OTLP spans accepted
 	Requests int64   `json:"requests"`
 	Rejected int64   `json:"rejected"`
+	Refused  int64   `json:"refused"`   // answered 503 by -axiom down
 	Bytes    int64   `json:"bytes"`     // uncompressed
 	Wire     int64   `json:"wireBytes"` // as sent, compressed
 	Latency  Latency `json:"latency"`
@@ -53,7 +55,7 @@ func (s *sink) serveStats(w http.ResponseWriter, _ *http.Request) {
 	t := s.fake.Stats().Total
 	s.mu.Lock()
 	st := Stats{
-		Logs: t.Events + t.LogRecords, Spans: t.Spans, Requests: t.Requests, Rejected: t.Rejected, Bytes: t.Bytes, Wire: s.wire.Load(),
+		Logs: t.Events + t.LogRecords, Spans: t.Spans, Requests: t.Requests, Rejected: t.Rejected, Refused: s.faults.refused.Load(), Bytes: t.Bytes, Wire: s.wire.Load(),
 		Latency: s.hist.summary(), BadBody: s.badBody,
 	}
 	s.mu.Unlock()

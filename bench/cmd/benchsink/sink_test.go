@@ -22,11 +22,20 @@ import (
 
 func newTestSink(t *testing.T) *httptest.Server {
 	t.Helper()
+	f, err := newFaults(axiomUp, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newTestSinkWith(t, f)
+}
+
+func newTestSinkWith(t *testing.T, f *faults) *httptest.Server {
+	t.Helper()
 	fake := axiomtest.NewForTest(t, axiomtest.WithCountOnly())
-	s := &sink{fake: fake, measure: true}
+	s := &sink{fake: fake, measure: true, faults: f}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /_bench/stats", s.serveStats)
-	mux.Handle("/", s.wrap(fake.Handler()))
+	mux.Handle("/", f.wrap(s.wrap(fake.Handler())))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
