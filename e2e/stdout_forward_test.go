@@ -347,3 +347,67 @@ func TestStdoutForwardBlockWhenFullLosesNothing(t *testing.T) {
 		t.Fatal("the queue never refused: the test did not exercise flow control")
 	}
 }
+
+// A JSON line over max_line_bytes that docker's driver split into partial
+// messages reaches Axiom as one event with every member, as on stdin: the
+// long value cut where the joined line reached the limit, the members
+// after it kept (pino's msg, a trace id), marked log.truncated; the next
+// line is unharmed.
+func TestStdoutForwardHugeSplitLineKeepsItsFields(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	addr, sock := FreeAddr(t), socketPath(t)
+	cfg := forwardConfig(addr, sock, fake.URL(), nil)
+	cfg.receivers["stdout"].(yamlMap)["max_line_bytes"] = 65536
+	s := StartSidecar(t, cfg.yaml())
+	s.WaitListening(t, addr)
+	host, portStr, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portStr)
+	logger := newFluentLogger(t, fluent.Config{FluentHost: host, FluentPort: port})
+
+	prefix := `{"level":50,"time":1764504000000,"req":{"id":7},"stack":"`
+	line := prefix + strings.Repeat("x", 200<<10) + `","msg":"boom","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}`
+	for i, off := 0, 0; off < len(line); i, off = i+1, off+16384 {
+		end := min(off+16384, len(line))
+		rec := map[string]string{"container_name": "/app", "source": "stdout", "log": line[off:end],
+			"partial_message": "true", "partial_id": "9e1d", "partial_ordinal": strconv.Itoa(i + 1),
+			"partial_last": strconv.FormatBool(end == len(line))}
+		if err := logger.Post("docker.app", rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := logger.Post("docker.app", map[string]string{"container_name": "/app", "source": "stdout",
+		"log": `{"level":30,"time":1764504000001,"msg":"after"}`}); err != nil {
+		t.Fatal(err)
+	}
+	if err := logger.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.WaitEvents("app-logs", 2, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	events := fake.Events("app-logs")
+	if len(events) != 2 {
+		t.Fatalf("%d events, want 2", len(events))
+	}
+	var cut, after map[string]any
+	for _, ev := range events {
+		if ev["msg"] == "after" {
+			after = ev
+		} else {
+			cut = ev
+		}
+	}
+	if after == nil || after["level"] != "info" {
+		t.Fatalf("the line after the huge one: %v", after)
+	}
+	if stack, _ := cut["stack"].(string); stack != strings.Repeat("x", 65536-len(prefix)) {
+		t.Fatalf("cut value has %d bytes, want the %d that fit", len(stack), 65536-len(prefix))
+	}
+	if cut["level"] != "error" || fmt.Sprint(cut["req"]) != "map[id:7]" || cut["msg"] != "boom" ||
+		cut["trace_id"] != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Fatalf("members not kept: level %v, req %v, msg %v, trace_id %v", cut["level"], cut["req"], cut["msg"], cut["trace_id"])
+	}
+	if attrs, _ := cut["attributes"].(map[string]any); attrs["log.truncated"] != true {
+		t.Fatalf("truncated event not marked: attributes %v", cut["attributes"])
+	}
+}

@@ -46,8 +46,8 @@
 //
 // A line the transport cut at its size limit (max_line_bytes, marked
 // log.truncated) that starts as a JSON object is decoded by the same rules.
-// From stdin and container log files it usually still is one
-// (stream.Skimmer kept its structure); otherwise it is closed into JSON
+// From stdin, container log files and Fluent Forward it usually still is
+// one (stream.Skimmer kept its structure); otherwise it is closed into JSON
 // again (cut.go): the value being written at the cut is cut short, members
 // after it are lost, `_time` and the level come from the line when they
 // precede the cut.

@@ -1,6 +1,15 @@
 package forward
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+)
+
+// arenaSize is the size of every line buffer: room for the longest line a
+// connection delivers, a joined partial message of maxLine bytes plus what
+// the skimmer keeps past them, and for large batches of short lines.
+func arenaSize(maxLine int) int { return max(minArenaBytes, maxLine+stream.SkimOverflowBytes) }
 
 // maxIdleArenas bounds the line buffers kept for connections that become
 // busy again; more idle ones are left to the GC.

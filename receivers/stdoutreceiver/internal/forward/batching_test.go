@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -155,5 +157,94 @@ func TestArenaStaysFixedUnderLargeLines(t *testing.T) {
 	}
 	if maxCap != s.arenas.size || c.arena != nil {
 		t.Fatalf("arena grew to %d bytes (pool size %d) or was kept after the client closed", maxCap, s.arenas.size)
+	}
+}
+
+// startPausingServer is startServer on a unix socket with the pause before
+// delivering replaced by pause.
+func startPausingServer(t *testing.T, sink stream.Sink, pause func()) string {
+	t.Helper()
+	cfg := Config{UnixSocket: filepath.Join(shortTempDir(t), "fluent.sock")}
+	s, err := New(cfg, Settings{}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.pause = pause
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return cfg.UnixSocket
+}
+
+// Docker's fluentd driver writes every line as its own frame and asks for
+// no ack: frames that come while the connection pauses join its batch
+// instead of costing a batch and a pipeline call each.
+func TestFramesWrittenDuringThePauseJoinTheBatch(t *testing.T) {
+	col := streamtest.NewRecorder()
+	paused := make(chan struct{}, 1)
+	resume := make(chan struct{})
+	sock := startPausingServer(t, col.Sink, func() {
+		select {
+		case paused <- struct{}{}:
+		default:
+		}
+		<-resume
+	})
+	c := dial(t, "unix", sock)
+	if _, err := c.Write(messageFrame("docker.api", 1, "", kv{"log", "line 1"})); err != nil {
+		t.Fatal(err)
+	}
+	select { // line 1 is decoded, nothing more was sent
+	case <-paused:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection delivered line 1 without pausing") // fail, not hang
+	}
+	for _, l := range []string{"line 2", "line 3"} {
+		if _, err := c.Write(messageFrame("docker.api", 1, "", kv{"log", l})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(resume)
+	got := col.Wait(t, 3)
+	for i, l := range got {
+		if want := fmt.Sprintf("line %d", i+1); l.Data != want {
+			t.Fatalf("line %d = %q, want %q", i, l.Data, want)
+		}
+	}
+	if b := col.Batches(); b != 1 {
+		t.Fatalf("3 lines in %d Sink calls, want 1", b)
+	}
+}
+
+// A client that asked for an ack waits for it before it sends more
+// (fluent-logger's RequestAck, Fluent Bit's require_ack_response): its
+// frames are delivered and acknowledged without the pause.
+func TestAckedFramesAreNotHeld(t *testing.T) {
+	col := streamtest.NewRecorder()
+	var pauses atomic.Int64
+	sock := startPausingServer(t, col.Sink, func() { pauses.Add(1) })
+	c := dial(t, "unix", sock)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second)) // fail, not hang
+	acks := msgp.NewReader(c)
+	for i, chunk := range []string{"c1", "c2", "c3"} {
+		if _, err := c.Write(messageFrame("t", 1, chunk, kv{"log", chunk})); err != nil {
+			t.Fatal(err)
+		}
+		if got := readAck(t, acks); got != chunk {
+			t.Fatalf("ack %q, want %q", got, chunk)
+		}
+		if got := col.Lines(); len(got) != i+1 || got[i].Data != chunk {
+			t.Fatalf("after ack %s: %v", chunk, got)
+		}
+	}
+	if n := pauses.Load(); n != 0 {
+		t.Fatalf("paused %d times while the client waited for acks", n)
 	}
 }

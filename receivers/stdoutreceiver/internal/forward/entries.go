@@ -37,7 +37,7 @@ func NewEntries(set Settings, sink stream.Sink) *Entries {
 	if s.maxLine <= 0 {
 		s.maxLine = stream.DefaultMaxLineBytes
 	}
-	s.arenas.size = max(minArenaBytes, s.maxLine)
+	s.arenas.size = arenaSize(s.maxLine)
 	e := &Entries{s: s}
 	e.c = &conn{s: s, w: io.Discard, maxLine: s.maxLine}
 	e.c.r = msgp.NewReaderSize(&e.src, readBufferSize)

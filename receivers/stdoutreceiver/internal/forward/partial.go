@@ -17,12 +17,16 @@ const maxPendingPartials = 16
 // partial_id and partial_last "true" on the final piece. The pieces arrive
 // in order on the container's connection, so partial_ordinal is not needed.
 type pending struct {
-	id        string
-	seq       uint64 // arrival order, to find the oldest
-	attrs     []stream.Attr
-	time      time.Time // of the first piece
-	stream    string
-	data      []byte // at most maxLine bytes
+	id     string
+	seq    uint64 // arrival order, to find the oldest
+	attrs  []stream.Attr
+	time   time.Time // of the first piece
+	stream string
+	// data is the joined line: at most maxLine bytes, then what skim
+	// keeps of the rest (stream.SkimOverflowBytes at most).
+	data      []byte
+	skim      stream.Skimmer
+	skimming  bool // data reached maxLine: later bytes go through skim
 	truncated bool
 }
 
@@ -89,11 +93,20 @@ func (c *conn) addPartial(rec *fluentRecord, truncated bool) error {
 			p.attrs = c.recordAttrs(rec)
 		}
 	}
-	if room := c.maxLine - len(p.data); len(piece) > room {
-		piece = piece[:room]
-		truncated = true
+	// Past the limit the line keeps its structure as on stdin: an
+	// oversized JSON line keeps its later members (msg, trace_id) and
+	// loses only the rest of the value the limit cut.
+	switch room := c.maxLine - len(p.data); {
+	case p.skimming:
+		p.data = p.skim.Overflow(p.data, piece)
+	case len(piece) > room:
+		p.data = append(p.data, piece[:room]...)
+		p.data = p.data[:p.skim.Start(p.data)]
+		p.data = p.skim.Overflow(p.data, piece[room:])
+		p.skimming, truncated = true, true
+	default:
+		p.data = append(p.data, piece...)
 	}
-	p.data = append(p.data, piece...)
 	p.truncated = p.truncated || truncated
 	c.arena = c.arena[:rec.mark]
 	if isNew {

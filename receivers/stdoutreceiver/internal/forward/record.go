@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tinylib/msgp/msgp"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
 
 // scratchRange is where a value lies in fluentRecord.scratch.
@@ -101,10 +103,12 @@ func (c *conn) readRecord(r *msgp.Reader, rec *fluentRecord) error {
 	return nil
 }
 
-// readLine appends a str/bin value to the arena as rec's line, keeping at
-// most maxLine bytes and discarding the rest without buffering it. ok is
-// false, with the value skipped, for other types. The line is the only
-// arena content of a record, so making room for it may deliver the batch.
+// readLine appends a str/bin value to the arena as rec's line: at most
+// maxLine bytes, then what c.skim keeps of the rest (as on stdin, an
+// oversized JSON line keeps its later members), the rest discarded without
+// buffering it. ok is false, with the value skipped, for other types. The
+// line is the only arena content of a record, so making room for it may
+// deliver the batch.
 func (c *conn) readLine(r *msgp.Reader, rec *fluentRecord) (ok, truncated bool, err error) {
 	t, err := r.NextType()
 	if err != nil {
@@ -118,7 +122,12 @@ func (c *conn) readLine(r *msgp.Reader, rec *fluentRecord) (ok, truncated bool, 
 		return false, false, badFrame("log: %v", err)
 	}
 	keep := int(min(n, uint32(c.maxLine)))
-	if err := c.reserve(keep); err != nil {
+	truncated = int(n) > keep
+	room := keep
+	if truncated {
+		room += stream.SkimOverflowBytes
+	}
+	if err := c.reserve(room); err != nil {
 		return false, false, err
 	}
 	start := len(c.arena)
@@ -127,14 +136,23 @@ func (c *conn) readLine(r *msgp.Reader, rec *fluentRecord) (ok, truncated bool, 
 	if _, err := r.ReadFull(c.arena[start:]); err != nil {
 		return false, false, badFrame("log: %v", err)
 	}
-	if int(n) > keep {
-		if _, err := r.R.Skip(int(n) - keep); err != nil {
-			return false, false, badFrame("log: %v", err)
+	if truncated {
+		c.arena = c.arena[:start+c.skim.Start(c.arena[start:])]
+		for rest := int(n) - keep; rest > 0; {
+			b, err := r.R.Next(min(rest, skimChunk))
+			if err != nil {
+				return false, false, badFrame("log: %v", err)
+			}
+			c.arena = c.skim.Overflow(c.arena, b)
+			rest -= len(b)
 		}
-		truncated = true
 	}
 	return true, truncated, nil
 }
+
+// skimChunk is how much of a line past the limit is read at a time: less
+// than the decoder's read buffer.
+const skimChunk = 16 << 10
 
 // readAttrValue copies a short string value into rec.scratch; ok is false
 // (value skipped) for other types and long values.

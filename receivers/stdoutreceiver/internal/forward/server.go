@@ -10,7 +10,9 @@
 // supported.
 //
 // Each record becomes one stream.Line: its "log" field (str or bin), or
-// "message" when there is no "log", with "source" as the stream. Records
+// "message" when there is no "log", with "source" as the stream. A line
+// over the limit keeps its first maxLine bytes and, through
+// stream.Skimmer, the structure of the rest (as on stdin). Records
 // with neither are skipped and counted. container_name, container_id and
 // the frame's tag become the batch attributes container_name, container_id
 // and fluent.tag; any other string field of at most 4 KiB (docker's
@@ -19,6 +21,9 @@
 // (numbers, maps) are ignored: the line is the app's output, the record is
 // only its envelope.
 //
+// Records go to the Sink in batches, cut when the client has sent nothing
+// more: at once when an ack is owed, otherwise after one pause of
+// holdBatch for more frames (docker's driver writes one frame per line).
 // When a frame carries the "chunk" option, {"ack": chunk} is written only
 // after the Sink accepted every record of that frame. Records are not
 // deduplicated: a client that resends an unacknowledged chunk after a
@@ -83,6 +88,9 @@ type Server struct {
 
 	sinkCtx    context.Context
 	cancelSink context.CancelFunc
+	// pause is a connection's wait for more frames (holdBatch); tests
+	// replace it.
+	pause func()
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -103,14 +111,14 @@ func New(cfg Config, set Settings, sink stream.Sink) (*Server, error) {
 		return nil, errors.New("forward: nil sink")
 	}
 	s := &Server{cfg: cfg, logger: set.Logger, sink: sink, maxLine: set.MaxLineBytes,
-		conns: make(map[net.Conn]struct{})}
+		conns: make(map[net.Conn]struct{}), pause: func() { time.Sleep(holdBatch) }}
 	if s.logger == nil {
 		s.logger = zap.NewNop()
 	}
 	if s.maxLine <= 0 {
 		s.maxLine = stream.DefaultMaxLineBytes
 	}
-	s.arenas.size = max(minArenaBytes, s.maxLine)
+	s.arenas.size = arenaSize(s.maxLine)
 	s.sinkCtx, s.cancelSink = context.WithCancel(context.Background())
 	return s, nil
 }

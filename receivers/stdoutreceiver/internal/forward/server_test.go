@@ -748,3 +748,37 @@ func TestRepeatedKeysBounded(t *testing.T) {
 		t.Fatalf("record scratch grew to %d bytes", cap(c.rec.scratch))
 	}
 }
+
+// A JSON line over the limit, in one record or joined from docker's partial
+// messages, keeps its members after the cut (stream.Skimmer, as on stdin):
+// only the value being written at the limit loses its rest.
+func TestHugeJSONLogKeepsItsLaterMembers(t *testing.T) {
+	const limit = 1000
+	col := streamtest.NewRecorder()
+	srv, addr, _ := startServer(t, false, limit, col.Sink)
+	c := dial(t, "tcp", addr)
+	r := msgp.NewReader(c)
+	prefix := `{"level":50,"stack":"`
+	line := prefix + strings.Repeat("x", 3<<20) + `","msg":"boom","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}`
+	want := prefix + strings.Repeat("x", limit-len(prefix)) + `","msg":"boom","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}`
+	if _, err := c.Write(messageFrame("t", 1767225600, "one", kv{"log", line})); err != nil {
+		t.Fatal(err)
+	}
+	readAck(t, r)
+	for i, off := 0, 0; off < len(line); i, off = i+1, off+16384 {
+		end := min(off+16384, len(line))
+		if _, err := c.Write(messageFrame("t", 1767225600, "p", partialRecord("big", i+1, end == len(line), line[off:end])...)); err != nil {
+			t.Fatal(err)
+		}
+		readAck(t, r)
+	}
+	got := col.Wait(t, 2)
+	for i, l := range got {
+		if l.Data != want || !l.Truncated {
+			t.Errorf("line %d (truncated %v): %d bytes, ends %q", i, l.Truncated, len(l.Data), l.Data[max(0, len(l.Data)-60):])
+		}
+	}
+	if s := srv.Stats(); s.TruncatedLines != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+}
