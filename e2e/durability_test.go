@@ -71,19 +71,35 @@ var kubernetesArgs = WithArgs("--config", "embedded:default", "--config", "embed
 // the pipeline (its self-metric), failing after 60 s.
 func waitAccepted(t *testing.T, s *Sidecar, metricsPort string, n int) {
 	t.Helper()
+	waitRecords(t, s, metricsPort, n, "otelcol_receiver_accepted_log_records")
+}
+
+// waitRead waits until the stdout receiver has read n lines.
+func waitRead(t *testing.T, s *Sidecar, metricsPort string, n int) {
+	t.Helper()
+	waitRecords(t, s, metricsPort, n, "otelcol_receiver_stdout_lines")
+}
+
+// waitRecords waits until the stdout receiver's counters add up to n,
+// failing after 60 s.
+func waitRecords(t *testing.T, s *Sidecar, metricsPort string, n int, counters ...string) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		got := scrapeCounter(metricsPort, "otelcol_receiver_accepted_log_records", `receiver="stdout"`)
+		var got float64
+		for _, c := range counters {
+			got += scrapeCounter(metricsPort, c, `receiver="stdout"`)
+		}
 		if got >= float64(n) {
 			return
 		}
 		select {
 		case <-s.done:
-			t.Fatalf("sidecar exited (%v) with %v of %d records accepted", s.err, got, n)
+			t.Fatalf("sidecar exited (%v) with %v of %d records in %v", s.err, got, n, counters)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%v of %d records accepted after 60s", got, n)
+			t.Fatalf("%v of %d records in %v after 60s", got, n, counters)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -35,7 +35,9 @@ func peakRSS(t *testing.T, pid int) int64 {
 // peak RSS stays at or under 96 MB whatever the record size, here stack
 // traces of 18 KB and records of 1 MiB (the line limit raised to Axiom's
 // field limit) arriving on stdin at full speed while Axiom is down. What
-// Axiom does not take waits on disk, not in memory.
+// Axiom does not take waits on disk, not in memory; with a state folder
+// that cannot be used, in memory within dir_storage's fallback bound, and
+// the rest is dropped (counted) by stdin's when_full policy.
 func TestMemoryBudgetHoldsWithLargeLinesAndAxiomDown(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("needs /proc")
@@ -45,14 +47,21 @@ func TestMemoryBudgetHoldsWithLargeLinesAndAxiomDown(t *testing.T) {
 		name      string
 		lineBytes int
 		total     int // bytes written
+		unusable  bool
 	}{
-		{"18KB-lines", 18 << 10, 96 << 20},
-		{"1MiB-lines", 1 << 20, 96 << 20},
+		{"18KB-lines", 18 << 10, 96 << 20, false},
+		{"1MiB-lines", 1 << 20, 96 << 20, false},
+		{"1MiB-lines-state-folder-unusable", 1 << 20, 96 << 20, true},
+		{"18KB-lines-state-folder-unusable", 18 << 10, 96 << 20, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := axiomtest.NewForTest(t)
 			fake.Outage("", axiomtest.Status(503))
-			env := append(embeddedEnv(t, fake), "SIDECAR_STATE_DIR="+t.TempDir())
+			state := t.TempDir()
+			if tc.unusable {
+				state = unusableStateFolder(t)
+			}
+			env := append(embeddedEnv(t, fake), "SIDECAR_STATE_DIR="+state)
 			metricsPort := envValue(env, "SIDECAR_METRICS_PORT")
 			s := StartSidecar(t, "", WithStdin(), WithEnv(env...),
 				WithArgs("--config", "embedded:stdin", "--set", "receivers::stdout::max_line_bytes=1048576"))
@@ -65,7 +74,11 @@ func TestMemoryBudgetHoldsWithLargeLinesAndAxiomDown(t *testing.T) {
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			waitAccepted(t, s, metricsPort, lines)
+			if tc.unusable {
+				waitRead(t, s, metricsPort, lines) // some are dropped, some wait in stdin's buffer
+			} else {
+				waitAccepted(t, s, metricsPort, lines)
+			}
 			peak := peakRSS(t, s.cmd.Process.Pid)
 			t.Logf("%d lines of %d bytes with Axiom down: peak RSS %.1f MB", lines, tc.lineBytes, float64(peak)/1e6)
 			if peak > budget {

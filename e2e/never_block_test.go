@@ -171,23 +171,107 @@ func watchPeakRSS(s *Sidecar) func() int64 {
 	}
 }
 
-// A state folder that cannot be created fails the start with one clear
-// line naming it, at once (no retry loop, no half-started pipeline).
-func TestStateFolderThatCannotBeWrittenFailsTheStartClearly(t *testing.T) {
-	fake := axiomtest.NewForTest(t)
+// unusableStateFolder is a SIDECAR_STATE_DIR that cannot be created: its
+// path runs through a regular file (tests run as root, which permissions
+// would not stop).
+func unusableStateFolder(t *testing.T) string {
 	file := filepath.Join(t.TempDir(), "not-a-dir")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	state := filepath.Join(file, "state")
-	env := append(embeddedEnv(t, fake), "SIDECAR_STATE_DIR="+state)
-	s := StartSidecar(t, "", WithArgs("--config", "embedded:default"), WithEnv(env...))
-	code, err := s.Wait(30 * time.Second)
-	if err != nil {
-		t.Fatal(err)
+	return filepath.Join(file, "state")
+}
+
+// A state folder that cannot be used must not crash-loop the sidecar (a
+// failed start is a restart loop under Kubernetes, and a replaced task,
+// app included, under ECS): it starts, says once that its queue and
+// offsets are in memory and will not survive a restart, keeps its liveness
+// check passing while `sidecar status` gives the reason, and delivers
+// every line, from stdin and from a CRI log file.
+func TestUnusableStateFolderRunsInMemoryAndDeliversEverything(t *testing.T) {
+	state := unusableStateFolder(t)
+	const n = 5000
+	t.Run("stdin", func(t *testing.T) {
+		fake := axiomtest.NewForTest(t)
+		env := append(embeddedEnv(t, fake), "SIDECAR_STATE_DIR="+state)
+		s := StartSidecar(t, "", WithArgs("--config", "embedded:default", "--config", "embedded:stdin"), WithEnv(env...), WithStdin())
+		for i := range n {
+			fmt.Fprintln(s.Stdin, pinoLine(i))
+		}
+		degradedButLive(t, s, env, state)
+		if err := s.Stdin.Close(); err != nil {
+			t.Fatal(err)
+		}
+		code, err := s.Wait(60 * time.Second)
+		if err != nil || code != 0 {
+			t.Fatalf("at EOF: exit %d, %v", code, err)
+		}
+		if missing, dup := countSeqs(t, fake.Events("logs"), n); missing != 0 || dup != 0 {
+			t.Fatalf("%d lines missing, %d duplicated", missing, dup)
+		}
+		warnedOnce(t, s.Logs(), state)
+	})
+	t.Run("CRI file", func(t *testing.T) {
+		fake := axiomtest.NewForTest(t)
+		pod := newPodLogs(t)
+		pod.write(0, n)
+		env, _ := pod.kubernetesEnv(t, fake, state)
+		s := StartSidecar(t, "", kubernetesArgs, WithEnv(env...))
+		if err := fake.WaitEvents("logs", n, 60*time.Second); err != nil {
+			t.Fatalf("%v (have %d of %d)", err, fake.EventCount("logs"), n)
+		}
+		degradedButLive(t, s, env, state)
+		if code := s.Stop(t); code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		if missing, dup := countSeqs(t, fake.Events("logs"), n); missing != 0 || dup != 0 {
+			t.Fatalf("%d lines missing, %d duplicated", missing, dup)
+		}
+		warnedOnce(t, s.Logs(), state)
+	})
+}
+
+// degradedButLive waits until the liveness check passes, then checks that
+// it and `sidecar status` name the state folder, and the self-metric says
+// the state is in memory.
+func degradedButLive(t *testing.T, s *Sidecar, env []string, state string) {
+	t.Helper()
+	url := "http://" + envValue(env, "SIDECAR_HEALTH_ENDPOINT") + "/"
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := exec.Command(sidecarBinary, "health", "--url", url).CombinedOutput()
+		if err == nil {
+			if !strings.Contains(string(out), state) {
+				t.Errorf("sidecar health: %s; want the reason, naming %s", out, state)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the liveness check still fails after 30s: %v %s", err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	if code == 0 || !strings.Contains(s.Logs(), state) {
-		t.Fatalf("exit %d; the output must name %s", code, state)
+	out, err := exec.Command(sidecarBinary, "status", "--url", url).CombinedOutput()
+	if exitStatus(err) != 1 || !strings.Contains(string(out), state) || !strings.Contains(string(out), "in memory") {
+		t.Errorf("sidecar status: %v %s; want exit 1 and the reason, naming %s", err, out, state)
+	}
+	if got := scrapeCounter(envValue(env, "SIDECAR_METRICS_PORT"), "otelcol_extension_dir_storage_in_memory", `extension="dir_storage"`); got != 1 {
+		t.Errorf("otelcol_extension_dir_storage_in_memory = %v, want 1", got)
+	}
+}
+
+// warnedOnce checks that the sidecar said once, at warning level, that its
+// state is in memory and why.
+func warnedOnce(t *testing.T, logs, state string) {
+	t.Helper()
+	var lines []string
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "is unusable") {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "warn") || !strings.Contains(lines[0], state) || !strings.Contains(lines[0], "do not survive a restart") {
+		t.Errorf("want one warning naming %s and what a restart loses; got %q", state, lines)
 	}
 }
 

@@ -68,11 +68,7 @@ func (c *client) Delete(_ context.Context, key string) error {
 	return c.delete(key)
 }
 
-// Batch applies ops on distinct keys last first: exporterhelper's queue
-// writes its bookkeeping key first and the item it describes second (or
-// deletes it second), so after a kill between the two the bookkeeping
-// never points past what is on disk and no deleted item's file stays
-// behind. Ops that touch one key twice are applied in order.
+// Batch applies ops in batchOrder.
 func (c *client) Batch(_ context.Context, ops ...*storage.Operation) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -80,19 +76,8 @@ func (c *client) Batch(_ context.Context, ops ...*storage.Operation) error {
 		return nil
 	}
 	reads := false
-	order := make([]*storage.Operation, len(ops))
-	seen := make(map[string]bool, len(ops))
-	distinct := true
-	for i, op := range ops {
-		distinct = distinct && !seen[op.Key]
-		seen[op.Key] = true
-		order[len(ops)-1-i] = op
-	}
-	if !distinct {
-		order = ops
-	}
 	var moves []move
-	for _, op := range order {
+	for _, op := range batchOrder(ops) {
 		var err error
 		switch op.Type {
 		case storage.Get:
@@ -123,6 +108,25 @@ func (c *client) Batch(_ context.Context, ops ...*storage.Operation) error {
 		return c.deleteDoomed()
 	}
 	return nil
+}
+
+// batchOrder applies ops on distinct keys last first: exporterhelper's
+// queue writes its bookkeeping key first and the item it describes second
+// (or deletes it second), so after a kill between the two, or a write
+// refused for want of room, the bookkeeping never points past what is
+// stored and no deleted item's file stays behind. Ops that touch one key
+// twice are applied in order.
+func batchOrder(ops []*storage.Operation) []*storage.Operation {
+	order := make([]*storage.Operation, len(ops))
+	seen := make(map[string]bool, len(ops))
+	for i, op := range ops {
+		if seen[op.Key] {
+			return ops
+		}
+		seen[op.Key] = true
+		order[len(ops)-1-i] = op
+	}
+	return order
 }
 
 // move is a Set whose value a doomed key's file already holds.

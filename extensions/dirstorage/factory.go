@@ -23,5 +23,5 @@ func createDefaultConfig() component.Config {
 }
 
 func create(_ context.Context, set extension.Settings, cfg component.Config) (extension.Extension, error) {
-	return newExtension(cfg.(*Config), set.Logger), nil
+	return newExtension(cfg.(*Config), set)
 }

@@ -1,4 +1,5 @@
-// Package selfmetrics is how our components register their own counters,
+// Package selfmetrics is how our components register their own counters
+// (and the odd gauge),
 // in the collector's naming scheme: otelcol_<kind>_<type>_<name> (say
 // otelcol_receiver_stdout_lines), beside the collector's
 // otelcol_receiver_accepted_log_records and the like, with each
@@ -20,7 +21,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// Builder registers one component instance's counters.
+// Builder registers one component instance's counters and gauges.
 type Builder struct {
 	meter  metric.Meter
 	prefix string
@@ -44,6 +45,14 @@ func (b *Builder) Counter(name, unit, description string) metric.Int64Counter {
 	c, err := b.meter.Int64Counter(b.prefix+name, metric.WithUnit(unit), metric.WithDescription(description))
 	b.err = errors.Join(b.err, err)
 	return c
+}
+
+// Gauge registers the gauge otelcol_<kind>_<type>_<name>: a state, set
+// rather than added up (say 1 while degraded, 0 otherwise).
+func (b *Builder) Gauge(name, unit, description string) metric.Int64Gauge {
+	g, err := b.meter.Int64Gauge(b.prefix+name, metric.WithUnit(unit), metric.WithDescription(description))
+	b.err = errors.Join(b.err, err)
+	return g
 }
 
 // Attributes is the attribute set of a measurement: the component ID and

@@ -47,3 +47,26 @@ func TestRegistrationErrorsAreReported(t *testing.T) {
 		t.Error("an invalid instrument name must be reported")
 	}
 }
+
+func TestGauge(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	id := component.MustNewID("dir_storage")
+	b := New(tel.NewTelemetrySettings(), "scope", component.KindExtension, id)
+	g := b.Gauge("in_memory", "1", "State.")
+	if err := b.Err(); err != nil {
+		t.Fatal(err)
+	}
+	g.Record(context.Background(), 1, b.Attributes())
+	m, err := tel.GetMetric("otelcol_extension_dir_storage_in_memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gauge, ok := m.Data.(metricdata.Gauge[int64])
+	if !ok || len(gauge.DataPoints) != 1 || gauge.DataPoints[0].Value != 1 {
+		t.Fatalf("got %+v, want one gauge point of 1", m.Data)
+	}
+	if v, _ := gauge.DataPoints[0].Attributes.Value("extension"); v.AsString() != "dir_storage" {
+		t.Errorf("attributes %v, want extension=dir_storage", gauge.DataPoints[0].Attributes)
+	}
+}
