@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/metric"
@@ -22,14 +23,14 @@ import (
 
 // TestSelfMetricsTableIsComplete creates every signal of every component of
 // ours with a meter provider that records what they register, and checks
-// that README.md's self-metrics table lists exactly those counters, with
-// their units.
+// that README.md's self-metrics table lists exactly those counters and
+// gauges, with their units.
 func TestSelfMetricsTableIsComplete(t *testing.T) {
 	factories, err := Components()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mp := &recordingProvider{counters: map[string]string{}}
+	mp := &recordingProvider{instruments: map[string]string{}}
 	ctx := context.Background()
 	var created []component.Component
 	keep := func(c component.Component, err error) {
@@ -72,6 +73,14 @@ func TestSelfMetricsTableIsComplete(t *testing.T) {
 		keep(f.CreateLogs(ctx, set, cfg))
 		keep(f.CreateTraces(ctx, set, cfg))
 	}
+	for _, f := range factories.Extensions {
+		if !ours(f) {
+			continue
+		}
+		set := extensiontest.NewNopSettings(f.Type())
+		set.MeterProvider = mp
+		keep(f.Create(ctx, set, f.CreateDefaultConfig()))
+	}
 	for _, c := range created {
 		if err := c.Shutdown(ctx); err != nil {
 			t.Error(err)
@@ -79,18 +88,18 @@ func TestSelfMetricsTableIsComplete(t *testing.T) {
 	}
 
 	documented := readmeSelfMetrics(t)
-	for name, unit := range mp.counters {
-		if documented[name] != unit {
-			t.Errorf("%s (counter, unit %s) is registered; README.md's self-metrics table has %q", name, unit, documented[name])
+	for name, kindUnit := range mp.instruments {
+		if documented[name] != kindUnit {
+			t.Errorf("%s (%s) is registered; README.md's self-metrics table has %q", name, kindUnit, documented[name])
 		}
 	}
 	for name := range documented {
-		if _, ok := mp.counters[name]; !ok {
+		if _, ok := mp.instruments[name]; !ok {
 			t.Errorf("README.md's self-metrics table lists %s, which no component registers", name)
 		}
 	}
-	if len(created) < 8 || len(mp.counters) == 0 {
-		t.Fatalf("created %d components, recorded %d counters: the check sees too little", len(created), len(mp.counters))
+	if len(created) < 9 || len(mp.instruments) == 0 {
+		t.Fatalf("created %d components, recorded %d instruments: the check sees too little", len(created), len(mp.instruments))
 	}
 }
 
@@ -100,8 +109,8 @@ func ours(f component.Factory) bool {
 	return strings.HasPrefix(reflect.TypeOf(f.CreateDefaultConfig()).Elem().PkgPath(), "github.com/sidecarhq/sidecar/")
 }
 
-// readmeSelfMetrics returns name -> unit of the counters in the table under
-// README.md's "## Self-metrics".
+// readmeSelfMetrics returns name -> "kind, unit" of the metrics in the
+// table under README.md's "## Self-metrics".
 func readmeSelfMetrics(t *testing.T) map[string]string {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
@@ -116,20 +125,18 @@ func readmeSelfMetrics(t *testing.T) map[string]string {
 	row := regexp.MustCompile("(?m)^\\| `([a-z0-9_]+)` \\| ([a-z]+) \\| `([^`]*)` \\|")
 	out := map[string]string{}
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
-		if m[2] != "counter" {
-			t.Errorf("README.md: %s is a %s; every self-metric is a counter", m[1], m[2])
-		}
-		out[m[1]] = m[3]
+		out[m[1]] = m[2] + ", " + m[3]
 	}
 	return out
 }
 
-// recordingProvider records the counters registered on our own meters
-// (scopes under github.com/sidecarhq/sidecar/), not the collector helpers'.
+// recordingProvider records the counters and gauges registered on our own
+// meters (scopes under github.com/sidecarhq/sidecar/), not the collector
+// helpers'.
 type recordingProvider struct {
 	noop.MeterProvider
-	mu       sync.Mutex
-	counters map[string]string // name -> unit
+	mu          sync.Mutex
+	instruments map[string]string // name -> "kind, unit"
 }
 
 func (p *recordingProvider) Meter(scope string, _ ...metric.MeterOption) metric.Meter {
@@ -145,8 +152,17 @@ type recordingMeter struct {
 }
 
 func (m recordingMeter) Int64Counter(name string, opts ...metric.Int64CounterOption) (metric.Int64Counter, error) {
-	m.p.mu.Lock()
-	m.p.counters[name] = metric.NewInt64CounterConfig(opts...).Unit()
-	m.p.mu.Unlock()
+	m.p.record(name, "counter, "+metric.NewInt64CounterConfig(opts...).Unit())
 	return noop.Int64Counter{}, nil
+}
+
+func (m recordingMeter) Int64Gauge(name string, opts ...metric.Int64GaugeOption) (metric.Int64Gauge, error) {
+	m.p.record(name, "gauge, "+metric.NewInt64GaugeConfig(opts...).Unit())
+	return noop.Int64Gauge{}, nil
+}
+
+func (p *recordingProvider) record(name, kindUnit string) {
+	p.mu.Lock()
+	p.instruments[name] = kindUnit
+	p.mu.Unlock()
 }
