@@ -56,11 +56,16 @@ func sidecarConfig(env *runEnv, in inputs) string {
 	if in.logs != "" {
 		// when_full: block, as the stock receivers wait for the pipeline:
 		// under the default drop_oldest a max-rate phase keeps reading and
-		// measures what is dropped, not what one core can ship.
+		// measures what is dropped, not what one core can ship. Against a
+		// slow or down Axiom the shipped default is what is measured.
+		whenFull := ", when_full: block"
+		if in.shippedWhenFull {
+			whenFull = ""
+		}
 		b.WriteString("  stdout:\n")
 		switch in.logs {
 		case inputStdin:
-			b.WriteString("    stdin: {exit_on_eof: false, when_full: block}\n")
+			fmt.Fprintf(&b, "    stdin: {exit_on_eof: false%s}\n", whenFull)
 		case inputFileJSON, inputFileCRI:
 			format := "cri"
 			if in.logs == inputFileJSON {
@@ -71,7 +76,7 @@ func sidecarConfig(env *runEnv, in inputs) string {
 				b.WriteString("    storage: dir_storage\n")
 			}
 		case inputForward, inputForwardBatch:
-			fmt.Fprintf(&b, "    forward: {endpoint: \"127.0.0.1:%d\", when_full: block}\n", env.forwardPort)
+			fmt.Fprintf(&b, "    forward: {endpoint: \"127.0.0.1:%d\"%s}\n", env.forwardPort, whenFull)
 		}
 	}
 	if in.spans && !in.stdinSpans {

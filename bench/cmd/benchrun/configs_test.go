@@ -145,3 +145,27 @@ func TestBaselineQueueIsBoundedInBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestAxiomFaultsKeepTheShippedWhenFull checks that against a slow or down
+// Axiom the sidecar's stdin keeps its shipped drop_oldest (the app is
+// never blocked), while the capacity scenarios block as the stock
+// receivers do.
+func TestAxiomFaultsKeepTheShippedWhenFull(t *testing.T) {
+	env := &runEnv{dir: "/tmp/bench", sinkURL: "http://127.0.0.1:1", logFile: "/tmp/app.log"}
+	faults := 0
+	for _, sc := range scenarios(options{logRate: 1, spanRate: 1, mixedRPS: 1}) {
+		if sc.sidecar.logs != inputStdin {
+			continue
+		}
+		blocks := strings.Contains(sidecarConfig(env, sc.sidecar), "when_full: block")
+		if sc.axiom != "" {
+			faults++
+		}
+		if blocks == (sc.axiom != "") {
+			t.Errorf("%s (axiom %q): when_full: block is %v", sc.name, sc.axiom, blocks)
+		}
+	}
+	if faults == 0 {
+		t.Fatal("no stdin scenario against a slow or down Axiom")
+	}
+}

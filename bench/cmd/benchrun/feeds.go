@@ -27,6 +27,9 @@ import (
 // how big a file or pipe buffer can get.
 const maxBacklog = 2_000_000
 
+// stuckWrite is how long after the load's end a blocked write is given up.
+const stuckWrite = 5 * time.Second
+
 // tick is the pacing step of fixed-rate generators.
 const tick = 5 * time.Millisecond
 
@@ -55,6 +58,19 @@ func lineBlock(gen *loadgen.Pino, frame lineFrame, now time.Time) []byte {
 
 // writeLines writes pino lines to w, paced at rate or as fast as possible.
 func writeLines(ctx context.Context, w io.Writer, env *runEnv, rate int, frame lineFrame, sent *atomic.Int64) error {
+	// A collector that stops reading its stdin must not hang the run: a
+	// write still blocked stuckWrite after the load's end is cut off.
+	if c, ok := w.(io.Closer); ok {
+		done := make(chan struct{})
+		defer close(done)
+		defer context.AfterFunc(ctx, func() {
+			select {
+			case <-done:
+			case <-time.After(stuckWrite):
+				_ = c.Close()
+			}
+		})()
+	}
 	gen := loadgen.NewPino(1)
 	if rate == 0 {
 		// A pre-built block keeps the generator's cost out of the way; its

@@ -333,7 +333,7 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 	r.SinkCPUPct = 100 * (sinkAfterLoad.CPUSeconds - sinkBefore.CPUSeconds) / r.LoadSeconds
 	r.LoadCPUPct = 100 * (selfAfter - selfBefore) / r.LoadSeconds
 	if hasLogs(in) && final.Logs < logsSent(env, in, &sent) {
-		r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" %d of %d log lines had not reached the sink %v after the load stopped", final.Logs, logsSent(env, in, &sent), drainFor))
+		r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" only %d of %d log lines had reached the sink %v after the load stopped", final.Logs, logsSent(env, in, &sent), drainFor))
 	}
 	if offered := int64(float64(rate) * o.duration.Seconds()); rate > 0 && r.Sent < offered*95/100 {
 		r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" took only %d of the %d events offered (the load generator waits for each export: the collector pushed back)", r.Sent, offered))

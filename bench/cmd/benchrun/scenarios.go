@@ -35,6 +35,9 @@ type inputs struct {
 	// dir_storage, as every shipped config does; without it the queue is
 	// in memory, like the stock collector's.
 	disk bool
+	// shippedWhenFull keeps the log source's shipped when_full (stdin and
+	// forward: drop_oldest, the app is never blocked) instead of block.
+	shippedWhenFull bool
 }
 
 // scenario is one benchmark: the same load offered to each collector.
@@ -157,13 +160,14 @@ const (
 func axiomFault(sc scenario, mode string) scenario {
 	sc.name += "-" + mode
 	sc.axiom, sc.maxOnly = mode, true
+	sc.sidecar.shippedWhenFull = true
 	switch mode {
 	case sinkSlow:
 		sc.title += ", Axiom slow (500 ms per request)"
-		sc.note = "Max rate only: the sink holds every request 500 ms before taking it, so the collectors read faster than they can ship. " + sc.note
+		sc.note = "Max rate only: the sink holds every request 500 ms before taking it, so the collectors read faster than they can ship. The sidecar's sources keep their shipped `when_full` (stdin: `drop_oldest`). " + sc.note
 	case sinkDown:
 		sc.title += ", Axiom down (503 to everything)"
-		sc.note = "Max rate only: the sink answers 503 to every request, so what the collectors read waits in their queues until they refuse or drop it. " + sc.note
+		sc.note = "Max rate only: the sink answers 503 to every request, so what the collectors read waits in their queues until they refuse or drop it. The sidecar's sources keep their shipped `when_full` (stdin: `drop_oldest`). " + sc.note
 	}
 	return sc
 }
