@@ -26,6 +26,10 @@ const maxBatchLines = 1024
 // the arena bytes.
 const holdBatch = 5 * time.Millisecond
 
+// holdLowat is the TCP receive mark while a connection pauses: below it,
+// arriving frames do not wake the sidecar (see newRcvLowat).
+const holdLowat = 64 << 10
+
 // sinkError marks an error from the Sink (shutdown): nothing more is
 // delivered or acknowledged on that connection.
 type sinkError struct{ err error }
@@ -60,6 +64,8 @@ type conn struct {
 	waitErr error
 	// held is set once the current batch paused for more frames.
 	held bool
+	// rcvLowat sets the socket's receive mark; nil when it has none.
+	rcvLowat func(n int)
 
 	partials partials
 	skim     stream.Skimmer // of a record's line past maxLine
@@ -77,7 +83,7 @@ type conn struct {
 }
 
 func newConn(s *Server, r io.Reader, w io.Writer) *conn {
-	c := &conn{s: s, w: w, maxLine: s.maxLine}
+	c := &conn{s: s, w: w, maxLine: s.maxLine, rcvLowat: newRcvLowat(r)}
 	src := &source{r: r, tryRead: newTryRead(r), hold: c.hold, beforeWait: c.beforeWait}
 	c.r = msgp.NewReaderSize(src, readBufferSize)
 	c.r.SetMaxRecursionDepth(maxDepth)
@@ -91,6 +97,10 @@ func (c *conn) hold() bool {
 		return false
 	}
 	c.held = true
+	if c.rcvLowat != nil {
+		c.rcvLowat(holdLowat)
+		defer c.rcvLowat(1)
+	}
 	c.s.pause()
 	return true
 }

@@ -7,3 +7,6 @@ import "io"
 // newTryRead is not available here: batches are then cut whenever the
 // decoder's read buffer is empty.
 func newTryRead(io.Reader) func(p []byte) (int, error, bool) { return nil }
+
+// newRcvLowat is not available here: a pause may wake for every frame.
+func newRcvLowat(io.Reader) func(n int) { return nil }

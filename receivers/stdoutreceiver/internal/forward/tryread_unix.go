@@ -5,6 +5,7 @@ package forward
 import (
 	"errors"
 	"io"
+	"net"
 	"syscall"
 )
 
@@ -38,5 +39,27 @@ func newTryRead(r io.Reader) func(p []byte) (int, error, bool) {
 			return 0, io.EOF, true
 		}
 		return n, nil, true
+	}
+}
+
+// newRcvLowat returns a setter of a TCP socket's SO_RCVLOWAT, or nil for
+// other readers. While a connection pauses for more frames (holdBatch),
+// a high mark keeps Linux from waking the poller for every small frame
+// that arrives (each wake-up cost more than reading the frame); it is 1
+// otherwise, so an idle connection wakes for its first byte. Unix sockets
+// have no such mark.
+func newRcvLowat(r io.Reader) func(n int) {
+	tc, ok := r.(*net.TCPConn)
+	if !ok {
+		return nil
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return func(n int) {
+		_ = rc.Control(func(fd uintptr) {
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, n)
+		})
 	}
 }

@@ -1,0 +1,69 @@
+package forward
+
+import (
+	"net"
+	"syscall"
+	"testing"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream/streamtest"
+)
+
+func rcvLowat(t *testing.T, c *net.TCPConn) int {
+	t.Helper()
+	rc, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	var gerr error
+	if err := rc.Control(func(fd uintptr) {
+		v, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT)
+	}); err != nil || gerr != nil {
+		t.Fatal(err, gerr)
+	}
+	return v
+}
+
+// While a TCP connection pauses for more frames its receive mark is high,
+// so that frames arriving meanwhile do not wake the sidecar one by one;
+// otherwise it is 1, so that an idle connection wakes for its first byte.
+func TestPauseRaisesTheReceiveMarkOnlyMeanwhile(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client := dial(t, "tcp", ln.Addr().String())
+	nc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := nc.(*net.TCPConn)
+	defer sc.Close()
+
+	col := streamtest.NewRecorder()
+	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{}, col.Sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var during []int
+	s.pause = func() {
+		during = append(during, rcvLowat(t, sc))
+		client.(*net.TCPConn).CloseWrite() // ends serve
+	}
+	if _, err := client.Write(messageFrame("docker.api", 1, "", kv{"log", "one"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := newConn(s, sc, sc).serve(); err != nil {
+		t.Fatal(err)
+	}
+	if got := col.Lines(); len(got) != 1 || got[0].Data != "one" {
+		t.Fatalf("lines %v", got)
+	}
+	if len(during) != 1 || during[0] != holdLowat {
+		t.Fatalf("receive mark during the pauses: %v, want [%d]", during, holdLowat)
+	}
+	if after := rcvLowat(t, sc); after != 1 {
+		t.Fatalf("receive mark after the pause: %d, want 1", after)
+	}
+}
