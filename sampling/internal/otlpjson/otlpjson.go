@@ -409,22 +409,24 @@ func (t *transcoder) message(f *field) {
 	t.end(start, f.reserve)
 }
 
-// array reads the array (or null) at pos as the repeated field f.
+// array reads the array (or null) at pos as the repeated field f. Arrays
+// are fewer than objects (one per list of attributes, not one per
+// attribute): this one works on t.pos, where object keeps a local.
 func (t *transcoder) array(f *field) {
-	src, pos := t.src, t.pos
-	if pos >= len(src) || src[pos] != '[' {
-		if !t.literal("null") {
-			t.fail("expected an array")
-		}
+	if t.err != nil || t.literal("null") {
 		return
 	}
-	pos = skipSpace(src, pos+1)
-	if pos < len(src) && src[pos] == ']' {
-		t.pos = pos + 1
+	if t.pos >= len(t.src) || t.src[t.pos] != '[' {
+		t.fail("expected an array")
+		return
+	}
+	t.pos++
+	t.skipSpace()
+	if t.pos < len(t.src) && t.src[t.pos] == ']' {
+		t.pos++
 		return
 	}
 	for {
-		t.pos = pos
 		if f.kind == kStrings {
 			t.str(f.num)
 		} else {
@@ -433,18 +435,16 @@ func (t *transcoder) array(f *field) {
 		if t.err != nil {
 			return
 		}
-		pos = skipSpace(src, t.pos)
-		if pos < len(src) {
-			switch src[pos] {
-			case ',':
-				pos = skipSpace(src, pos+1)
-				continue
-			case ']':
-				t.pos = pos + 1
-				return
-			}
+		t.skipSpace()
+		if t.pos < len(t.src) && t.src[t.pos] == ',' {
+			t.pos++
+			t.skipSpace()
+			continue
 		}
-		t.pos = pos
+		if t.pos < len(t.src) && t.src[t.pos] == ']' {
+			t.pos++
+			return
+		}
 		t.fail("expected ',' or ']'")
 		return
 	}
