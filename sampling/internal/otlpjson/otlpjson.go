@@ -14,7 +14,8 @@
 //   - 64-bit integers as decimal strings or as numbers, 32-bit ones too;
 //     doubles as numbers or strings ("NaN", "Infinity");
 //   - bytes values as base64 strings;
-//   - unknown fields ignored (their values must still be valid JSON);
+//   - unknown fields ignored (their values must still be valid JSON, with
+//     numbers in a float64's range, as pdata checks);
 //   - null for a message or repeated field is the empty message or list,
 //     for a string the empty string.
 //
