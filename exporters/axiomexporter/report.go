@@ -2,48 +2,89 @@ package axiomexporter
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 
 	"github.com/sidecarhq/sidecar/internal/losses"
 )
 
-// reportLosses sends what the process dropped since the last report (see
-// internal/losses) as one event per component, signal and reason to the
-// logs dataset, right after Axiom accepted a request: the gap shows where
-// the user looks, once Axiom takes data again. A report that fails is kept
-// for the next accepted request.
+// reportLosses sends what the process dropped and has not reported yet
+// (see internal/losses) as one event per component, signal and reason to
+// the logs dataset: right after Axiom accepted a request, and at start when
+// an earlier run left a report unsent. The gap then shows where the user
+// looks, once Axiom takes data again. A report that fails is sent again,
+// unchanged, with the next.
 func (e *logsExporter) reportLosses(ctx context.Context) {
-	pending := e.ledger.Take()
-	if len(pending) == 0 {
+	report := e.ledger.Take()
+	if len(report) == 0 {
 		return
 	}
 	now := time.Now()
 	var ndjson []byte
-	for _, loss := range pending {
+	for _, loss := range report {
 		ndjson = append(ndjson, losses.Event(loss, now)...)
 	}
 	enc := e.encoders.get()
 	body := enc.zstd.EncodeAll(ndjson, nil)
 	e.encoders.put(enc)
-	st, err := e.axiom.Ingest(ctx, body, len(pending))
+	st, err := e.axiom.Ingest(ctx, body, len(report))
+	e.ledger.Done(report, err == nil)
 	if err != nil {
-		e.ledger.Restore(pending)
 		e.set.Logger.Warn("Sending the report of dropped records to Axiom failed; it is kept for the next try", zap.Error(err))
 		return
 	}
 	e.tel.request(ctx, st.Code)
 }
 
+// keepLedger keeps the report of dropped records in the queue's storage, so
+// that it survives kill -9, and sends what an earlier run left unsent.
+// Without storage the report lives in memory only.
+func (e *logsExporter) keepLedger(ctx context.Context, host component.Host) error {
+	q := e.cfg.QueueConfig.Get()
+	if q == nil || q.StorageID == nil {
+		return nil
+	}
+	ext, ok := host.GetExtensions()[*q.StorageID]
+	if !ok {
+		return fmt.Errorf("storage: extension %q not found", *q.StorageID)
+	}
+	se, ok := ext.(storage.Extension)
+	if !ok {
+		return fmt.Errorf("storage: extension %q is not a storage extension", *q.StorageID)
+	}
+	client, err := se.GetClient(ctx, component.KindExporter, e.set.ID, "losses")
+	if err != nil {
+		return err
+	}
+	if err := e.ledger.Keep(ctx, client, e.set.Logger); err != nil {
+		e.set.Logger.Warn("The report of dropped records", zap.Error(err))
+	}
+	e.ledgerStore = client
+	if e.ledger.Pending() {
+		go e.reportLosses(e.abortCtx)
+	}
+	return nil
+}
+
 // shutdown sends, while Axiom still accepts data, the report of what was
 // dropped since the last accepted request (such as what a source's
 // when_full buffer dropped as the pipeline stopped): no later request would
 // carry it. Receivers stop before exporters, so their drops are recorded by
-// now; the send is bounded by shutdown_timeout (abortCtx).
+// now; the send is bounded by shutdown_timeout (abortCtx). What is not sent
+// stays in the queue's storage for the next start.
 func (e *logsExporter) shutdown(ctx context.Context) error {
 	if e.axiom != nil && e.accepting.Load() {
 		e.reportLosses(e.abortCtx)
 	}
-	return e.base.shutdown(ctx)
+	err := e.base.shutdown(ctx)
+	if e.ledgerStore != nil {
+		e.ledger.Release()
+		err = errors.Join(err, e.ledgerStore.Close(ctx))
+	}
+	return err
 }

@@ -12,18 +12,19 @@
 //     drop_newest).
 //   - Every drop is also counted in internal/outcome, for the summary line
 //     and exit status of `app | sidecar`.
-//   - Every Recorder adds to one Ledger (Default, the process's), which the
-//     axiom exporter's logs signal drains with Take after Axiom accepted a
-//     request, sends as report events (Event), and gives back with Restore
-//     if that send fails, and once more at its shutdown (drops made as the
-//     pipeline stopped) if Axiom accepted its last request. Without a logs
-//     pipeline to Axiom the report is never sent; the log lines and the
-//     metric still are. The ledger is not kept across restarts.
+//   - Every Recorder adds to one Ledger (Default, the process's). The axiom
+//     exporter's logs signal, when its queue has storage, keeps the ledger
+//     there (Keep at its start, Release at its shutdown), so that a report
+//     not yet sent survives kill -9; it sends the report (Take, then Event
+//     for each loss, then Done) at its start when an earlier run left one,
+//     after every request Axiom accepted, and once more at its shutdown
+//     (drops made as the pipeline stopped) if Axiom accepted its last
+//     request. Without a logs pipeline to Axiom the report is never sent;
+//     the log lines and the metric still are.
 package losses
 
 import (
 	"context"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -58,77 +59,16 @@ const (
 // Loss is what was dropped by one component, for one signal and reason,
 // between First and Last.
 type Loss struct {
-	Component   string // the component's kind and ID: "exporter/axiom"
-	Signal      string // logs, traces
-	Reason      Reason
-	Items       int64
-	Bytes       int64
-	First, Last time.Time
-}
-
-type key struct {
-	component, signal string
-	reason            Reason
-}
-
-// Ledger sums the losses not yet reported to Axiom.
-type Ledger struct {
-	mu   sync.Mutex
-	open map[key]*Loss
-}
-
-// Default is the process's ledger: components give it to NewRecorder, and
-// the axiom exporter reports from it. Tests replace it before creating
-// components, which keep the one they were created with.
-var Default = &Ledger{}
-
-func (l *Ledger) add(k key, items, bytes int64, at time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.merge(Loss{Component: k.component, Signal: k.signal, Reason: k.reason, Items: items, Bytes: bytes, First: at, Last: at})
-}
-
-// merge adds loss to the open losses; l.mu is held.
-func (l *Ledger) merge(loss Loss) {
-	if l.open == nil {
-		l.open = map[key]*Loss{}
-	}
-	k := key{loss.Component, loss.Signal, loss.Reason}
-	e := l.open[k]
-	if e == nil {
-		l.open[k] = &loss
-		return
-	}
-	e.Items += loss.Items
-	e.Bytes += loss.Bytes
-	if loss.First.Before(e.First) {
-		e.First = loss.First
-	}
-	if loss.Last.After(e.Last) {
-		e.Last = loss.Last
-	}
-}
-
-// Take returns the losses not yet reported, oldest first, and forgets them.
-func (l *Ledger) Take() []Loss {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]Loss, 0, len(l.open))
-	for _, loss := range l.open {
-		out = append(out, *loss)
-	}
-	clear(l.open)
-	sort.Slice(out, func(i, j int) bool { return out[i].First.Before(out[j].First) })
-	return out
-}
-
-// Restore gives back losses whose report could not be sent.
-func (l *Ledger) Restore(losses []Loss) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, loss := range losses {
-		l.merge(loss)
-	}
+	Component string    `json:"component"` // the component's kind and ID: "exporter/axiom"
+	Signal    string    `json:"signal"`    // logs, traces
+	Reason    Reason    `json:"reason"`
+	Items     int64     `json:"items"`
+	Bytes     int64     `json:"bytes"`
+	First     time.Time `json:"first"`
+	Last      time.Time `json:"last"`
+	// ID names the loss in the report it was first taken into (Take), and
+	// in every repeat of that report.
+	ID string `json:"id,omitempty"`
 }
 
 // logInterval is how often at most a Recorder logs per reason.

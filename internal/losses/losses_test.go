@@ -8,9 +8,13 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/sidecarhq/sidecar/extensions/dirstorage"
 )
 
 func newTestRecorder(t *testing.T) (*Recorder, *observer.ObservedLogs, *componenttest.Telemetry) {
@@ -61,15 +65,115 @@ func TestRecordCountsExactlyAndLogsOncePerReason(t *testing.T) {
 	for _, l := range losses {
 		byReason[l.Signal+"/"+string(l.Reason)] = l
 	}
-	if l := byReason["logs/too_large"]; l.Items != 5 || l.Bytes != 5*(2<<20) || l.Component != "exporter/axiom" || l.Last.Before(l.First) {
+	if l := byReason["logs/too_large"]; l.Items != 5 || l.Bytes != 5*(2<<20) || l.Component != "exporter/axiom" || l.Last.Before(l.First) || l.ID == "" {
 		t.Errorf("too_large: %+v", l)
 	}
-	if len(r.ledger.Take()) != 0 {
-		t.Error("Take left losses behind")
+}
+
+// One report is under way at a time; a report Axiom did not accept is sent
+// again unchanged (same IDs and counts, so a repeat is recognisable), beside
+// the losses recorded since, which get IDs of their own.
+func TestAReportIsSentAgainUnchangedUntilAxiomAcceptsIt(t *testing.T) {
+	r, _, _ := newTestRecorder(t)
+	r.Record("logs", Rejected, 40, 4000)
+	first := r.ledger.Take()
+	if len(first) != 1 || first[0].Items != 40 {
+		t.Fatalf("first report %+v", first)
 	}
-	r.ledger.Restore(losses)
-	if again := r.ledger.Take(); len(again) != 3 {
-		t.Errorf("Restore gave back %d losses, want 3", len(again))
+	if again := r.ledger.Take(); again != nil {
+		t.Fatalf("a second report while the first is under way: %+v", again)
+	}
+	r.Record("logs", Rejected, 2, 200)
+	r.ledger.Done(first, false)
+	second := r.ledger.Take()
+	if len(second) != 2 || second[0] != first[0] || second[1].Items != 2 || second[1].ID == first[0].ID {
+		t.Fatalf("after a failed report: %+v, want %+v unchanged and the 2 since", second, first[0])
+	}
+	r.ledger.Done(second, true)
+	if r.ledger.Pending() || r.ledger.Take() != nil {
+		t.Fatal("an accepted report is still pending")
+	}
+}
+
+func startStore(t *testing.T, dir string) storage.Client {
+	t.Helper()
+	f := dirstorage.NewFactory()
+	cfg := f.CreateDefaultConfig().(*dirstorage.Config)
+	cfg.Directory = dir
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ext.(storage.Extension).GetClient(context.Background(), component.KindExporter, component.MustNewID("axiom"), "losses")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A ledger kept in a store outlives its process (no Release: as after
+// kill -9): the next one loads it, with the drops saved shortly after they
+// were recorded and the report taken (IDs and all) before the kill.
+func TestAKeptLedgerIsReportedByTheNextProcess(t *testing.T) {
+	dir := t.TempDir()
+	first := &Ledger{}
+	if err := first.Keep(context.Background(), startStore(t, dir), zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	first.add(key{"receiver/stdout", "logs", BudgetFull}, 1000, 64000, at)
+	sent := first.Take() // sent, then killed before Done
+	first.add(key{"receiver/stdout", "logs", BudgetFull}, 7, 448, at.Add(time.Second))
+	first.add(key{"exporter/axiom", "traces", Rejected}, 3, 300, at.Add(2*time.Second))
+	// The drops after Take are saved within saveInterval.
+	store := startStore(t, dir)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var s saved
+		b, _ := store.Get(context.Background(), ledgerKey)
+		if json.Unmarshal(b, &s) == nil && len(s.Open) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the drops after the report were not saved: %s", b)
+		}
+	}
+
+	next := &Ledger{}
+	if err := next.Keep(context.Background(), store, zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	report := next.Take()
+	if len(report) != 3 || report[0] != sent[0] {
+		t.Fatalf("report %+v, want first %+v as it was sent", report, sent[0])
+	}
+	if report[1].Items != 7 || report[2].Items != 3 || report[2].Component != "exporter/axiom" {
+		t.Fatalf("report %+v", report)
+	}
+	next.Done(report, true)
+	next.Release()
+	if b, err := store.Get(context.Background(), ledgerKey); err != nil || b != nil {
+		t.Fatalf("a reported ledger left %q (%v)", b, err)
+	}
+}
+
+// An unreadable saved ledger is replaced, not a reason to fail.
+func TestAnUnreadableSavedLedgerIsReplaced(t *testing.T) {
+	store := startStore(t, t.TempDir())
+	if err := store.Set(context.Background(), ledgerKey, []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	l := &Ledger{}
+	if err := l.Keep(context.Background(), store, zap.NewNop()); err == nil {
+		t.Fatal("no error for an unreadable ledger")
+	}
+	l.add(key{"receiver/stdout", "logs", BudgetFull}, 1, 10, time.Now())
+	l.Release()
+	var s saved
+	if b, _ := store.Get(context.Background(), ledgerKey); json.Unmarshal(b, &s) != nil || len(s.Open) != 1 {
+		t.Fatalf("saved %q", b)
 	}
 }
 
