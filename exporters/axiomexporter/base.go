@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
@@ -36,6 +37,9 @@ type base struct {
 
 	client *http.Client
 	file   *appendFile
+	// storage is the persistent queue's storage extension, nil for an
+	// in-memory queue.
+	storage storage.Extension
 
 	// abortCtx is cancelled once shutdown_timeout has passed during
 	// Shutdown; every request runs under it so a stuck Axiom cannot hold
@@ -91,6 +95,11 @@ func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile stri
 
 func (b *base) start(ctx context.Context, host component.Host, what string) error {
 	b.health.setHost(host)
+	se, err := b.queueStorage(host)
+	if err != nil {
+		return err
+	}
+	b.storage = se
 	if b.localPath != "" {
 		f, err := openAppend(b.localPath)
 		if err != nil {
@@ -212,8 +221,13 @@ func (b *base) boundShutdown(ctx context.Context, inner func(context.Context) er
 		}
 		b.shutdownErr = inner(ctx)
 		timedOut := !t.Stop() // inner aborts too, once done: only the timer's abort cuts sending short
-		if q := b.cfg.QueueConfig.Get(); q != nil && q.StorageID != nil {
-			outcome.Held(b.dataset, b.pending.Load(), timedOut)
+		if b.storage != nil {
+			held, err := b.queuedOnDisk(ctx)
+			if err != nil {
+				held = b.pending.Load() // this run's at least
+				b.set.Logger.Warn("Reading how much the queue holds on disk failed", zap.Error(err))
+			}
+			outcome.Held(b.dataset, held, timedOut)
 		}
 	})
 	return b.shutdownErr
@@ -227,11 +241,10 @@ func (b *base) droppedOnShutdown(items int) {
 		persistent = true
 	}
 	if !persistent {
-		b.tel.droppedShutdown.Add(context.Background(), int64(items), b.tel.signalAttributes)
 		b.drops.Record(b.signal, losses.Shutdown, items, 0)
 	}
 	b.droppedOnce.Do(func() {
-		what := "it is dropped (counted in otelcol_exporter_axiom_shutdown_dropped_items)"
+		what := "it is dropped (counted in otelcol_exporter_axiom_dropped_items{reason=\"shutdown\"})"
 		if persistent {
 			what = "it stays in the persistent queue for the next start"
 		}

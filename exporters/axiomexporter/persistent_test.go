@@ -175,3 +175,30 @@ func TestFullDiskBudgetRefusesWithErrQueueIsFull(t *testing.T) {
 		t.Error("the queue refused the first batch")
 	}
 }
+
+// What the persistent queue keeps for the next start is read from the
+// queue itself, so it includes what earlier runs left there: the summary
+// line of `app | sidecar` says what is really on disk.
+func TestQueuedOnDiskCountsEveryRunsRecords(t *testing.T) {
+	dir := t.TempDir()
+	exp, stop := startPersistentLogs(t, closedURL(t), dir) // Axiom unreachable
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(15)); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	exp, stop = startPersistentLogs(t, closedURL(t), dir)
+	defer stop()
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(7)); err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b := exp.(boundedLogs).base
+	if n, err := b.queuedOnDisk(context.Background()); err != nil || n != 22 {
+		t.Fatalf("queued on disk: %d (%v), want 15 + 7", n, err)
+	}
+	if b.pending.Load() != 7 {
+		t.Fatalf("this run's pending: %d, want 7", b.pending.Load())
+	}
+}

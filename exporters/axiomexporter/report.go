@@ -3,11 +3,9 @@ package axiomexporter
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 
 	"github.com/sidecarhq/sidecar/internal/losses"
@@ -45,19 +43,10 @@ func (e *logsExporter) reportLosses(ctx context.Context) {
 // that it survives kill -9, and sends what an earlier run left unsent.
 // Without storage the report lives in memory only.
 func (e *logsExporter) keepLedger(ctx context.Context, host component.Host) error {
-	q := e.cfg.QueueConfig.Get()
-	if q == nil || q.StorageID == nil {
+	if e.storage == nil {
 		return nil
 	}
-	ext, ok := host.GetExtensions()[*q.StorageID]
-	if !ok {
-		return fmt.Errorf("storage: extension %q not found", *q.StorageID)
-	}
-	se, ok := ext.(storage.Extension)
-	if !ok {
-		return fmt.Errorf("storage: extension %q is not a storage extension", *q.StorageID)
-	}
-	client, err := se.GetClient(ctx, component.KindExporter, e.set.ID, "losses")
+	client, err := e.storage.GetClient(ctx, component.KindExporter, e.set.ID, "losses")
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,15 @@
 //   - the stdout receiver counts the records it dropped (Dropped), and at
 //     the end of stdin asks for the summary (ReportAtExit);
 //   - the axiom exporter counts what Axiom took (Delivered), what it dropped
-//     (Dropped), and at its shutdown what stays in its queue (Held);
+//     (Dropped), and at its shutdown what its persistent queue keeps for the
+//     next start (Held), read from the queue: this run's records and those
+//     earlier runs left;
 //   - cmd/sidecar prints Summary after the collector stopped (receivers
 //     first, exporters last), and exits with ExitIncomplete when it says the
 //     run was incomplete.
 //
-// The counts are for this process only: a persistent queue's backlog from
-// an earlier run is not in them until this run delivers it.
+// Delivered and Dropped are this process's counts (a backlog an earlier
+// run left is delivered, and counted, by this one); Held is what is on disk.
 package outcome
 
 import (
@@ -52,10 +54,9 @@ func Dropped(reason string, n int) {
 	mu.Unlock()
 }
 
-// Held sets how many records a queue (named who) still holds undelivered
-// from this run, on disk for a persistent queue; cut says that shutdown
-// ended its sending before it was done (so it holds something, even when
-// the records are not counted: a backlog of an earlier run).
+// Held sets how many records a persistent queue (named who) keeps on disk
+// for the next start, whichever run they came from; cut says that shutdown
+// ended its sending before it was done.
 func Held(who string, n int64, cut bool) {
 	v, _ := held.LoadOrStore(who, new(atomic.Int64))
 	v.(*atomic.Int64).Store(max(0, n))
