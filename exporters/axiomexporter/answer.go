@@ -1,7 +1,6 @@
 package axiomexporter
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -42,20 +41,18 @@ func (e *limitedError) Unwrap() error { return e.err }
 // per status and dataset (Axiom answers every request the same way until
 // the configuration is fixed) and returns the error exporterhelper drops.
 func (b *base) rejected(status, items, bytes int, err error) error {
-	b.tel.rejected.Add(context.Background(), int64(items), b.tel.signalAttributes)
 	b.drops.Record(b.signal, losses.Rejected, items, bytes)
 	if b.rejectedOnce.first(strconv.Itoa(status)) {
-		b.set.Logger.Error("Axiom rejected a request; dropping its data without retrying (logged once per status and dataset, counted in otelcol_exporter_axiom_rejected_items)",
+		b.set.Logger.Error("Axiom rejected a request; dropping its data without retrying (logged once per status and dataset, counted in otelcol_exporter_axiom_dropped_items{reason=\"rejected\"})",
 			zap.String("dataset", b.dataset), zap.Int("status", status), zap.Error(err), zap.Int("items", items))
 	}
 	return consumererror.NewPermanent(fmt.Errorf("dataset %q: %w", b.dataset, err))
 }
 
 // tooLarge drops one record (event or span) that Axiom refused as too large
-// (413) even alone in its request: counted with the rejected ones and
-// recorded as a loss (logged, reported).
+// (413) even alone in its request: recorded as a loss (counted, logged,
+// reported).
 func (b *base) tooLarge(items, bytes int) error {
-	b.tel.rejected.Add(context.Background(), int64(items), b.tel.signalAttributes)
 	b.drops.Record(b.signal, losses.TooLarge, items, bytes)
 	return consumererror.NewPermanent(fmt.Errorf("dataset %q: a record of %d bytes is too large for Axiom (413)", b.dataset, bytes))
 }

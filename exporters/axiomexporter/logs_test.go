@@ -181,8 +181,8 @@ func TestRefusedTokenHoldsDataAndReportsUnhealthy(t *testing.T) {
 			t.Fatalf("log line contains the token: %s", e.Message)
 		}
 	}
-	if n := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "logs"); n != 0 {
-		t.Errorf("rejected_items = %d, want 0: nothing was dropped", n)
+	if n := h.counter(t, "otelcol_exporter_axiom_dropped_items", "signal", "logs"); n != 0 {
+		t.Errorf("dropped_items = %d, want 0: nothing was dropped", n)
 	}
 }
 
@@ -481,8 +481,8 @@ func TestShutdownEndsWhenAxiomHangs(t *testing.T) {
 	// Shutdown must return although the request never gets an answer; a
 	// hang here fails the test by the test binary's timeout.
 	_ = exp.Shutdown(context.Background())
-	if n := h.counter(t, "otelcol_exporter_axiom_shutdown_dropped_items", "signal", "logs"); n != 10 {
-		t.Errorf("dropped_on_shutdown = %d, want 10", n)
+	if n := h.counter(t, "otelcol_exporter_axiom_dropped_items", "signal", "logs", "reason", "shutdown"); n != 10 {
+		t.Errorf("dropped_items{reason=shutdown} = %d, want 10", n)
 	}
 	if h.logs.FilterMessageSnippet("shutdown_timeout reached").Len() != 1 {
 		t.Error("no log line about the undelivered data")
@@ -515,7 +515,7 @@ func TestBrokenRawEventCostsNothingElse(t *testing.T) {
 	if h.logs.FilterMessageSnippet("not valid JSON").Len() != 1 {
 		t.Error("the broken events were not reported")
 	}
-	if n := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "logs"); n != 0 {
-		t.Errorf("rejected_items = %d, want 0", n)
+	if n := h.counter(t, "otelcol_exporter_axiom_dropped_items", "signal", "logs"); n != 0 {
+		t.Errorf("dropped_items = %d, want 0", n)
 	}
 }

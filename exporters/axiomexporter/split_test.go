@@ -66,9 +66,6 @@ func TestLogs413SplitsDownToOneEvent(t *testing.T) {
 	if got := h.counter(t, "otelcol_exporter_axiom_dropped_items", "reason", "too_large"); got != 1 {
 		t.Errorf("dropped_items{reason=too_large} = %d, want 1", got)
 	}
-	if got := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "logs"); got != 1 {
-		t.Errorf("rejected counter %d, want 1", got)
-	}
 }
 
 // Requests are cut by bytes, not only by Axiom's 10,000 events: 100 KiB
@@ -126,8 +123,8 @@ func TestTraces413SplitsDownToOneSpan(t *testing.T) {
 	if got := srv.SpanCount(tracesDS); got != 39 {
 		t.Errorf("%d spans arrived, want the 39 that fit", got)
 	}
-	if got := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "traces"); got != 1 {
-		t.Errorf("rejected counter %d, want 1", got)
+	if got := h.counter(t, "otelcol_exporter_axiom_dropped_items", "signal", "traces", "reason", "too_large"); got != 1 {
+		t.Errorf("dropped_items{signal=traces,reason=too_large} = %d, want 1", got)
 	}
 }
 

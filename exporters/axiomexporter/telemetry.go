@@ -22,8 +22,6 @@ import (
 type telemetry struct {
 	sent             metric.Int64Counter
 	failed           metric.Int64Counter
-	rejected         metric.Int64Counter
-	droppedShutdown  metric.Int64Counter
 	requests         metric.Int64Counter
 	signal           attribute.KeyValue
 	signalAttributes metric.MeasurementOption
@@ -36,10 +34,6 @@ func newTelemetry(set exporter.Settings, signal string) (*telemetry, error) {
 		sent: b.Counter("sent_items", "{item}", "Events or spans Axiom accepted."),
 		failed: b.Counter("failed_items", "{item}",
 			"Events Axiom answered as failed in a successful ingest response (partial failure); not retried."),
-		rejected: b.Counter("rejected_items", "{item}",
-			"Events or spans dropped because Axiom rejected the request permanently (400, 404, ...; a refused token is held, not dropped)."),
-		droppedShutdown: b.Counter("shutdown_dropped_items", "{item}",
-			"Events or spans whose delivery was cut off by shutdown_timeout."),
 		requests:   b.Counter("requests", "{request}", "HTTP requests to Axiom by answer status."),
 		signal:     attribute.String("signal", signal),
 		attributes: b.Attributes,

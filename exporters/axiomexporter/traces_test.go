@@ -137,8 +137,8 @@ func TestTracesAnswersClassified(t *testing.T) {
 		if len(srv.Requests()) != 2 || srv.SpanCount(tracesDS) != 2 {
 			t.Errorf("got %d requests and %d spans, want 2 and 2", len(srv.Requests()), srv.SpanCount(tracesDS))
 		}
-		if n := h.counter(t, "otelcol_exporter_axiom_rejected_items", "signal", "traces"); n != 0 {
-			t.Errorf("rejected_items = %d, want 0", n)
+		if n := h.counter(t, "otelcol_exporter_axiom_dropped_items", "signal", "traces"); n != 0 {
+			t.Errorf("dropped_items = %d, want 0", n)
 		}
 	})
 }
