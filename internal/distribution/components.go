@@ -4,6 +4,8 @@
 package distribution
 
 import (
+	"time"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"go.opentelemetry.io/collector/exporter"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
 	"github.com/sidecarhq/sidecar/extensions/dirstorage"
+	"github.com/sidecarhq/sidecar/internal/drain"
 	"github.com/sidecarhq/sidecar/receivers/otlpreceiver"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
 	"github.com/sidecarhq/sidecar/sampling"
@@ -28,6 +31,10 @@ import (
 // for answering from component status (the shipped configs use its http
 // settings): the axiom exporter reports a token Axiom refuses there.
 const healthFromComponentStatus = "extension.healthcheck.useComponentStatus"
+
+// drainBound is how long otlp_http's persistent queue may take to empty at
+// shutdown: the axiom exporter's default shutdown_timeout.
+const drainBound = 10 * time.Second
 
 // Components lists every component compiled into the sidecar, and turns on
 // the feature gates they are configured for.
@@ -51,7 +58,9 @@ func Components() (otelcol.Factories, error) {
 	}
 	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
 		debugexporter.NewFactory(),
-		otlphttpexporter.NewFactory(),
+		// Its persistent queue empties before it stops, as the axiom
+		// exporter's does (internal/drain says why it would not).
+		drain.Factory(otlphttpexporter.NewFactory(), drainBound),
 		axiomexporter.NewFactory(),
 	); err != nil {
 		return f, err
