@@ -28,7 +28,7 @@ import (
 )
 
 // testConfig turns both transports on, on free ports.
-func testConfig(t *testing.T) *Config {
+func testConfig(t testing.TB) *Config {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Protocols.GRPC.GetOrInsertDefault().NetAddr.Endpoint = freeport.Addr(t)
@@ -49,7 +49,7 @@ type testReceiver struct {
 }
 
 // create builds the receiver for each pipeline in s, without starting it.
-func create(t *testing.T, cfg *Config, s sinks) testReceiver {
+func create(t testing.TB, cfg *Config, s sinks) testReceiver {
 	t.Helper()
 	f := NewFactory()
 	tel := componenttest.NewTelemetry()
@@ -84,7 +84,7 @@ func create(t *testing.T, cfg *Config, s sinks) testReceiver {
 }
 
 // start builds and starts the receiver for each pipeline in s.
-func start(t *testing.T, cfg *Config, s sinks) testReceiver {
+func start(t testing.TB, cfg *Config, s sinks) testReceiver {
 	t.Helper()
 	r := create(t, cfg, s)
 	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
@@ -160,7 +160,7 @@ func tracesProto(t testing.TB, td ptrace.Traces) []byte {
 	return b
 }
 
-func tracesJSON(t *testing.T, td ptrace.Traces) []byte {
+func tracesJSON(t testing.TB, td ptrace.Traces) []byte {
 	t.Helper()
 	b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalJSON()
 	if err != nil {
@@ -185,7 +185,7 @@ func spanNames(sink *consumertest.TracesSink) []string {
 }
 
 // post sends body to url and returns the response with its body read.
-func post(t *testing.T, url, contentType string, body []byte, header ...string) (*http.Response, []byte) {
+func post(t testing.TB, url, contentType string, body []byte, header ...string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -198,7 +198,7 @@ func post(t *testing.T, url, contentType string, body []byte, header ...string) 
 	return do(t, req)
 }
 
-func do(t *testing.T, req *http.Request) (*http.Response, []byte) {
+func do(t testing.TB, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

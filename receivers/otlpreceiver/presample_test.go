@@ -66,7 +66,7 @@ func filterJSON(ctx context.Context, filter func(context.Context, []byte, []byte
 }
 
 // presampled starts a receiver whose sampling_processor is f.
-func presampled(t *testing.T, f presample.Filter) (testReceiver, *consumertest.TracesSink) {
+func presampled(t testing.TB, f presample.Filter) (testReceiver, *consumertest.TracesSink) {
 	t.Helper()
 	id := component.MustNewIDWithName("sampling", strings.ReplaceAll(t.Name(), "/", "_"))
 	t.Cleanup(presample.Register(id, f))

@@ -98,7 +98,7 @@ func testMetrics() pmetric.Metrics {
 	return md
 }
 
-func logsJSON(t *testing.T, ld plog.Logs) string {
+func logsJSON(t testing.TB, ld plog.Logs) string {
 	b, err := (&plog.JSONMarshaler{}).MarshalLogs(ld)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func logsJSON(t *testing.T, ld plog.Logs) string {
 	return string(b)
 }
 
-func metricsJSON(t *testing.T, md pmetric.Metrics) string {
+func metricsJSON(t testing.TB, md pmetric.Metrics) string {
 	b, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestGzip(t *testing.T) {
 }
 
 // statusOf decodes an error response's google.rpc.Status.
-func statusOf(t *testing.T, resp *http.Response, body []byte) *spb.Status {
+func statusOf(t testing.TB, resp *http.Response, body []byte) *spb.Status {
 	t.Helper()
 	s := new(spb.Status)
 	var err error
