@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,7 @@ const spansPerRequest = 7
 type options struct {
 	sidecar, appDir, series string
 	requests, warmup, conc  int
+	rounds                  int
 	rate                    float64 // requests per second; 0: as fast as conc allows
 }
 
@@ -68,6 +70,7 @@ func main() {
 	flag.StringVar(&o.series, "series", "", "directory for RSS-over-time CSV files (none if empty)")
 	flag.IntVar(&o.requests, "requests", 100_000, "measured requests per run")
 	flag.IntVar(&o.warmup, "warmup", 5_000, "requests before measuring")
+	flag.IntVar(&o.rounds, "rounds", 1, "measure every runtime and mode this many times, interleaved, and add the rounds up (the machine's load drifts less within a round)")
 	flag.IntVar(&o.conc, "concurrency", 16, "requests in flight at most")
 	flag.Float64Var(&o.rate, "rate", 0, "requests per second (0: as many as -concurrency allows); the same rate in every mode makes the app do the same work per second")
 	runtimes := flag.String("runtimes", "node,bun", "runtimes to measure")
@@ -89,7 +92,7 @@ func run(o options, runtimes, modes []string) error {
 		return err
 	}
 	defer stopRedis()
-	var results []result
+	bins := map[string]string{}
 	for _, rt := range runtimes {
 		bin := rt
 		if rt == "bun" {
@@ -98,23 +101,33 @@ func run(o options, runtimes, modes []string) error {
 		if bin, err = exec.LookPath(bin); err != nil {
 			return err
 		}
-		if bin, err = filepath.Abs(bin); err != nil { // the app runs in its own directory
+		if bins[rt], err = filepath.Abs(bin); err != nil { // the app runs in its own directory
 			return err
 		}
-		for _, mode := range modes {
-			fmt.Fprintf(os.Stderr, "appcost: %s %s ...\n", rt, mode)
-			r, err := measure(o, rt, bin, mode, redis)
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", rt, mode, err)
+	}
+	var results []result
+	for round := range o.rounds {
+		for _, rt := range runtimes {
+			for _, mode := range modes {
+				fmt.Fprintf(os.Stderr, "appcost: round %d: %s %s ...\n", round+1, rt, mode)
+				series := ""
+				if round == 0 {
+					series = o.series
+				}
+				r, err := measure(o, rt, bins[rt], mode, redis, series)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", rt, mode, err)
+				}
+				results = append(results, r)
 			}
-			results = append(results, r)
 		}
 	}
 	report(os.Stdout, o, results)
 	return nil
 }
 
-func measure(o options, rt, bin, mode, redis string) (result, error) {
+// measure runs the app once; series, if set, is where its RSS over time goes.
+func measure(o options, rt, bin, mode, redis, series string) (result, error) {
 	res := result{runtime: rt, mode: mode}
 	fake, err := axiomtest.New(axiomtest.WithCountOnly())
 	if err != nil {
@@ -199,7 +212,7 @@ func measure(o options, rt, bin, mode, redis string) (result, error) {
 	if sc != nil {
 		s0, _ = procstat.Read(sc.Process.Pid)
 	}
-	stopSeries := sampleSeries(o.series, rt+"-"+mode, app.Process.Pid, sc)
+	stopSeries := sampleSeries(series, rt+"-"+mode, app.Process.Pid, sc)
 	start := time.Now()
 	if err := load(client, appAddr, o.warmup, o.requests, o.conc, o.rate); err != nil {
 		return res, err
@@ -319,21 +332,55 @@ func report(w io.Writer, o options, results []result) {
 	if o.rate > 0 {
 		pace = fmt.Sprintf("%.0f a second (at most %d in flight)", o.rate, o.conc)
 	}
-	fmt.Fprintf(w, "%d measured requests per run after %d of warm-up, %s; each request 5 Redis GETs + 1 SET.\n\n", o.requests, o.warmup, pace)
+	fmt.Fprintf(w, "%d round(s), each mode %d measured requests a round after %d of warm-up, %s; each request 5 Redis GETs + 1 SET. Figures add the rounds up; \"per round\" lists them in order.\n\n",
+		o.rounds, o.requests, o.warmup, pace)
 	spans := int64(spansPerRequest * (o.warmup + o.requests))
-	fmt.Fprintf(w, "| runtime | mode | req/s | app CPU s / 1k req | app RSS after warm-up → end (MB) | app peak RSS (MB) | spans lost in the app (of %d) | sidecar CPU s / 1k req | sidecar peak RSS (MB) | log events at Axiom |\n", spans)
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-	per1k := func(cpu float64) string { return strconv.FormatFloat(cpu/float64(o.requests)*1000, 'f', 3, 64) }
-	mb := func(kb int64) string { return strconv.FormatFloat(float64(kb)/1024, 'f', 0, 64) }
-	for _, r := range results {
-		sc, scPeak := "—", "—"
-		if r.mode != "direct" {
-			sc, scPeak = per1k(r.sidecarCPU), mb(r.sidecarPeak)
-		}
-		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s → %s (%+.0f) | %s | %d | %s | %s | %d |\n",
-			r.runtime, r.mode, float64(o.requests)/r.seconds, per1k(r.appCPU), mb(r.rss0), mb(r.rss1),
-			float64(r.rss1-r.rss0)/1024, mb(r.appPeak), spans-r.spans, sc, scPeak, r.events)
+	fmt.Fprintf(w, "| runtime | mode | req/s | app CPU s / 1k req | per round | app RSS growth after warm-up (MB), per round | app peak RSS (MB) | spans lost in the app (of %d) | sidecar CPU s / 1k req | sidecar peak RSS (MB) | log events at Axiom |\n", spans*int64(o.rounds))
+	fmt.Fprintln(w, "|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
+	per1k := func(cpu float64, rounds int) string {
+		return strconv.FormatFloat(cpu/float64(o.requests*rounds)*1000, 'f', 3, 64)
 	}
+	mb := func(kb int64) string { return strconv.FormatFloat(float64(kb)/1024, 'f', 0, 64) }
+	for _, key := range keys(results) {
+		var sum result
+		var cpus, growths []string
+		rounds := 0
+		for _, r := range results {
+			if r.runtime != key.runtime || r.mode != key.mode {
+				continue
+			}
+			rounds++
+			sum.seconds += r.seconds
+			sum.appCPU += r.appCPU
+			sum.sidecarCPU += r.sidecarCPU
+			sum.appPeak = max(sum.appPeak, r.appPeak)
+			sum.sidecarPeak = max(sum.sidecarPeak, r.sidecarPeak)
+			sum.spans += spans - r.spans // lost
+			sum.events += r.events
+			cpus = append(cpus, per1k(r.appCPU, 1))
+			growths = append(growths, strconv.FormatFloat(float64(r.rss1-r.rss0)/1024, 'f', 0, 64))
+		}
+		sc, scPeak := "—", "—"
+		if key.mode != "direct" {
+			sc, scPeak = per1k(sum.sidecarCPU, rounds), mb(sum.sidecarPeak)
+		}
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %d | %s | %s | %d |\n",
+			key.runtime, key.mode, float64(o.requests*rounds)/sum.seconds, per1k(sum.appCPU, rounds), strings.Join(cpus, " / "),
+			strings.Join(growths, " / "), mb(sum.appPeak), sum.spans, sc, scPeak, sum.events)
+	}
+}
+
+type runKey struct{ runtime, mode string }
+
+// keys lists the runtimes and modes measured, in the order first measured.
+func keys(results []result) []runKey {
+	var out []runKey
+	for _, r := range results {
+		if k := (runKey{r.runtime, r.mode}); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func startRedis() (string, func(), error) {
