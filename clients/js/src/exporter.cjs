@@ -79,9 +79,15 @@ class StdoutSpanExporter {
   // the others.
   #export(spans) {
     if (this.#shutdown) return { code: FAILED, error: new Error('StdoutSpanExporter is shut down') };
+    const room = this.#room();
+    if (room <= 0) {
+      // Full already: not even encoded, so that a congested app spends no
+      // CPU on spans it drops.
+      this.#drop(spans.length, 'destination congested');
+      return { code: SUCCESS };
+    }
     const { lines, tooLarge } = encodeLines(spans, this.#maxLineBytes);
     if (tooLarge) this.#drop(tooLarge, `a span larger than ${this.#maxLineBytes} bytes`);
-    const room = this.#room();
     let text = '';
     let written = 0;
     let congested = 0;
