@@ -49,7 +49,7 @@ if (mode === 'direct') {
     // As much slack as the OTLP modes' 16,384-span queue (below) gives: that
     // many of this app's spans take about 12 MiB as JSON lines. It decides
     // how long a stall of the sidecar the app rides out before it drops
-    // spans (the library's default, 4 MiB, is about 5,500 of them).
+    // spans (the library's default, 4 MiB, is about 5,800 of them).
     exporter = new StdoutSpanExporter({ destination: stdout, maxPendingBytes: 16 * 1024 * 1024 });
   }
 }
