@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"net/url"
 	"os"
@@ -31,11 +32,12 @@ type client struct {
 	fsync bool
 	mu    sync.Mutex // one operation or batch at a time, like a transaction
 	open  map[string]*os.File
-	// doomed are keys a batch of deletes only asked to delete, by the
-	// length of their value: they read as deleted, but their files go only
-	// when a Set moves them (see moveDoomed), at the next batch that reads,
-	// or at Close. See deferDeletes.
-	doomed map[string]int
+	// doomed are keys a batch of deletes only asked to delete, with a hash
+	// of their value: they read as deleted, but their files go only when a
+	// Set moves them (see moveDoomed), at the next batch that reads, or at
+	// Close. See deferDeletes.
+	doomed map[string]uint64
+	seed   maphash.Seed
 }
 
 // File layout: magic, then the value's length (little endian), then the value.
@@ -135,10 +137,15 @@ type move struct {
 	value    []byte
 }
 
-// doomedTwin returns a doomed key whose value is value, or "".
+// doomedTwin returns a doomed key whose value is value, or "". Only a key
+// with the same hash is read, so a move of n requests reads each once.
 func (c *client) doomedTwin(value []byte) string {
-	for key, n := range c.doomed {
-		if n != len(value) {
+	if len(c.doomed) == 0 {
+		return ""
+	}
+	h := maphash.Bytes(c.seed, value)
+	for key, kh := range c.doomed {
+		if kh != h {
 			continue
 		}
 		if v, err := c.read(key); err == nil && bytes.Equal(v, value) {
@@ -187,12 +194,18 @@ func (c *client) deferDeletes(ops []*storage.Operation) bool {
 		}
 	}
 	if c.doomed == nil {
-		c.doomed = map[string]int{}
+		c.doomed = map[string]uint64{}
+		c.seed = maphash.MakeSeed()
 	}
 	for _, op := range ops {
-		if fi, err := os.Stat(c.path(op.Key)); err == nil {
-			c.doomed[op.Key] = int(fi.Size()) - headerSize
+		// The queue has just read these values: the reads hit the cache.
+		// An unreadable one is doomed all the same; its hash matches no
+		// value that bytes.Equal would confirm.
+		var h uint64
+		if v, err := c.read(op.Key); err == nil && v != nil {
+			h = maphash.Bytes(c.seed, v)
 		}
+		c.doomed[op.Key] = h
 	}
 	return true
 }
