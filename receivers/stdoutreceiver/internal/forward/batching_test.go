@@ -248,3 +248,19 @@ func TestAckedFramesAreNotHeld(t *testing.T) {
 		t.Fatalf("paused %d times while the client waited for acks", n)
 	}
 }
+
+// Forward-mode frames (Fluent Bit, FireLens) come batched already: they
+// are delivered when the client pauses, without a pause of the server's.
+func TestForwardModeFramesAreNotHeld(t *testing.T) {
+	col := streamtest.NewRecorder()
+	var pauses atomic.Int64
+	sock := startPausingServer(t, col.Sink, func() { pauses.Add(1) })
+	c := dial(t, "unix", sock)
+	if _, err := c.Write(forwardFrame("app-firelens", time.Unix(1767225600, 0), "", "one", "two")); err != nil {
+		t.Fatal(err)
+	}
+	col.Wait(t, 2)
+	if n := pauses.Load(); n != 0 {
+		t.Fatalf("paused %d times for a forward-mode frame", n)
+	}
+}

@@ -17,13 +17,15 @@ import (
 // maxBatchLines caps a batch; larger batches only delay the first ack.
 const maxBatchLines = 1024
 
-// holdBatch is how long a connection with decoded lines, and no ack owed,
-// pauses once for more frames before it delivers them. Docker's fluentd
-// driver writes each line as its own frame: delivered as they came, every
-// line cost a batch and a pipeline call (2.5x the stdin path's CPU per line
-// at 20k lines/s). A client waiting for an ack is answered at once, and the
-// batch never outgrows the connection's arena: the pause bounds latency,
-// the arena bytes.
+// holdBatch is how long a connection whose last frame was a Message-mode
+// frame (one record), with no ack owed, pauses once for more frames before
+// it delivers. Docker's fluentd driver writes each line as its own frame:
+// delivered as they came, every line cost a batch and a pipeline call (2.5x
+// the stdin path's CPU per line at 20k lines/s). Clients that send Forward
+// or PackedForward frames batched already (Fluent Bit flushes once a
+// second), and a pause would only add a wake-up; a client waiting for an
+// ack is answered at once. The batch never outgrows the connection's
+// arena: the pause bounds latency, the arena bytes.
 const holdBatch = 5 * time.Millisecond
 
 // holdLowat is the TCP receive mark while a connection pauses: below it,
@@ -64,6 +66,8 @@ type conn struct {
 	waitErr error
 	// held is set once the current batch paused for more frames.
 	held bool
+	// messageMode is set while the last frame read is a Message frame.
+	messageMode bool
 	// rcvLowat sets the socket's receive mark; nil when it has none.
 	rcvLowat func(n int)
 
@@ -91,9 +95,10 @@ func newConn(s *Server, r io.Reader, w io.Writer) *conn {
 }
 
 // hold pauses once per batch when the client has sent nothing more, so
-// that the frames it writes one at a time join the batch (see holdBatch).
+// that the records it writes one frame at a time join the batch (see
+// holdBatch).
 func (c *conn) hold() bool {
-	if c.held || len(c.lines) == 0 || len(c.acks) > 0 {
+	if c.held || !c.messageMode || len(c.lines) == 0 || len(c.acks) > 0 {
 		return false
 	}
 	c.held = true

@@ -66,6 +66,7 @@ func (c *conn) readFrame() error {
 		return badFrame("%v", err)
 	}
 	rest := n - 2
+	c.messageMode = false
 	switch t {
 	case msgp.ArrayType: // Forward: [tag, [[time, record], ...], option?]
 		if rest > 1 {
@@ -82,6 +83,7 @@ func (c *conn) readFrame() error {
 			return badFrame("message frame without record")
 		}
 		rest--
+		c.messageMode = true
 		err = c.readEntry(c.r, false)
 	}
 	if err != nil {

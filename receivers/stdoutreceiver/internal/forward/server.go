@@ -22,8 +22,9 @@
 // only its envelope.
 //
 // Records go to the Sink in batches, cut when the client has sent nothing
-// more: at once when an ack is owed, otherwise after one pause of
-// holdBatch for more frames (docker's driver writes one frame per line).
+// more: at once when an ack is owed or the client batches itself, after
+// one pause of holdBatch for more frames when it sends a record per
+// Message-mode frame (docker's driver writes one frame per line).
 // When a frame carries the "chunk" option, {"ack": chunk} is written only
 // after the Sink accepted every record of that frame. Records are not
 // deduplicated: a client that resends an unacknowledged chunk after a
