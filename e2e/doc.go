@@ -25,6 +25,8 @@
 //   - config_test.go: sidecarConfig, the one place test configs are written.
 //   - cli_test.go: the commands beside the collector: --version, components,
 //     health.
+//   - token_test.go: a token Axiom refuses and an Axiom outage: data held,
+//     the liveness check passing, the reason in `sidecar status`.
 //   - otlp_test.go: spans (OTLP/HTTP and gRPC) and logs (OTLP/HTTP) from the
 //     OpenTelemetry Go SDK arrive once and intact; the span fixtures and the
 //     span comparison the other files use.

@@ -54,6 +54,9 @@ func TestRefusedTokenHoldsDataAndTurnsHealthUnhealthy(t *testing.T) {
 	if exitStatus(err) != 1 || !strings.Contains(string(out), "refused the token") {
 		t.Errorf("sidecar status: %v %s; want exit 1 and the reason", err, out)
 	}
+	if got := scrapeCounter(envValue(env, "SIDECAR_METRICS_PORT"), "otelcol_exporter_axiom_token_refused", `signal="logs"`); got != 1 {
+		t.Errorf("otelcol_exporter_axiom_token_refused = %v, want 1", got)
+	}
 
 	// The liveness probe, once a second for longer than a Kubernetes
 	// liveness probe (3 failures 10 s apart) or an ECS health check (3
@@ -108,4 +111,50 @@ func exitStatus(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// Axiom down (503) is, like a refused token, a fault a restart does not
+// fix: the liveness check passes and says why, `sidecar status` exits 1
+// with the answer, and once Axiom is back the sidecar is healthy again and
+// every line arrives.
+func TestAxiomOutageKeepsTheLivenessCheckPassingAndSaysWhy(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	fake.Outage("", axiomtest.Status(503))
+	env := append(embeddedEnv(t, fake), "SIDECAR_STATE_DIR="+t.TempDir())
+	url := "http://" + envValue(env, "SIDECAR_HEALTH_ENDPOINT") + "/"
+	s := StartSidecar(t, "", WithStdin(), WithArgs("--config", "embedded:stdin", "--set", "receivers::stdout::stdin::exit_on_eof=false"), WithEnv(env...))
+	const n = 100
+	for i := range n {
+		fmt.Fprintln(s.Stdin, pinoLine(i))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := exec.Command(sidecarBinary, "status", "--url", url).CombinedOutput()
+		if exitStatus(err) == 1 && strings.Contains(string(out), "503") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sidecar status during the outage: %v %s; want exit 1 naming the 503", err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out, err := exec.Command(sidecarBinary, "health", "--url", url).CombinedOutput(); err != nil || !strings.Contains(string(out), "503") {
+		t.Errorf("liveness check during the outage: %v %s; want exit 0 with the reason", err, out)
+	}
+	fake.EndOutage("")
+	if err := fake.WaitEvents("logs", n, 60*time.Second); err != nil {
+		t.Fatalf("after the outage: %v", err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		out, err := exec.Command(sidecarBinary, "status", "--url", url).CombinedOutput()
+		if err == nil && strings.TrimSpace(string(out)) == "healthy" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sidecar status after the outage: %v %s; want healthy", err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.Stop(t)
 }

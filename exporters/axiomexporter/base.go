@@ -100,6 +100,7 @@ func (b *base) start(ctx context.Context, host component.Host, what string) erro
 		return err
 	}
 	b.storage = se
+	b.tel.tokenRefused.Record(ctx, 0, b.tel.signalAttributes)
 	if b.localPath != "" {
 		f, err := openAppend(b.localPath)
 		if err != nil {

@@ -131,3 +131,32 @@ func stringLogs(n int) plog.Logs {
 	}
 	return ld
 }
+
+// gauge is the value of the gauge name for the series with attrs, and
+// whether there is one.
+func (h *harness) gauge(t *testing.T, name string, attrs ...string) (int64, bool) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := h.metrics.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			for _, dp := range m.Data.(metricdata.Gauge[int64]).DataPoints {
+				match := true
+				for i := 0; i+1 < len(attrs); i += 2 {
+					if v, ok := dp.Attributes.Value(attribute.Key(attrs[i])); !ok || v.AsString() != attrs[i+1] {
+						match = false
+					}
+				}
+				if match {
+					return dp.Value, true
+				}
+			}
+		}
+	}
+	return 0, false
+}

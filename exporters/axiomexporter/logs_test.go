@@ -184,6 +184,39 @@ func TestRefusedTokenHoldsDataAndReportsUnhealthy(t *testing.T) {
 	if n := h.counter(t, "otelcol_exporter_axiom_dropped_items", "signal", "logs"); n != 0 {
 		t.Errorf("dropped_items = %d, want 0: nothing was dropped", n)
 	}
+	if v, ok := h.gauge(t, "otelcol_exporter_axiom_token_refused", "signal", "logs"); !ok || v != 0 {
+		t.Errorf("token_refused = %d (%v) once Axiom accepts, want 0", v, ok)
+	}
+}
+
+// Axiom answering errors (or unreachable) is reported unhealthy with the
+// reason until a send succeeds; it is not a refused token.
+func TestFailingSendsReportUnhealthyUntilAxiomAccepts(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	srv.Fail(logsDS, axiomtest.Status(http.StatusServiceUnavailable), axiomtest.Status(http.StatusServiceUnavailable))
+	h := newHarness()
+	host := &statusHost{Host: componenttest.NewNopHost()}
+	exp, err := NewFactory().CreateLogs(context.Background(), h.set, testConfig(srv.URL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Start(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Shutdown(context.Background())
+	if err := exp.ConsumeLogs(context.Background(), stringLogs(3)); err != nil {
+		t.Fatalf("err = %v, want the batch delivered once Axiom answers", err)
+	}
+	events := host.events()
+	if len(events) != 2 || events[0].Status() != componentstatus.StatusRecoverableError || events[1].Status() != componentstatus.StatusOK {
+		t.Fatalf("status events %v, want RecoverableError then OK", events)
+	}
+	if reason := events[0].Err().Error(); !strings.Contains(reason, "503") || !strings.Contains(reason, "held") {
+		t.Errorf("unhealthy reason %q: want the answer and that data is held", reason)
+	}
+	if v, ok := h.gauge(t, "otelcol_exporter_axiom_token_refused", "signal", "logs"); !ok || v != 0 {
+		t.Errorf("token_refused = %d (%v), want 0", v, ok)
+	}
 }
 
 // With check_token the exporter asks Axiom at start and reports a refused
@@ -211,6 +244,9 @@ func TestRefusedTokenIsReportedAtStart(t *testing.T) {
 	}
 	if n := srv.EventCount(logsDS); n != 0 {
 		t.Errorf("the check sent %d events", n)
+	}
+	if v, _ := h.gauge(t, "otelcol_exporter_axiom_token_refused", "signal", "logs"); v != 1 {
+		t.Errorf("token_refused = %d, want 1", v)
 	}
 }
 

@@ -46,6 +46,7 @@ func (b *base) deliver(ctx context.Context, items int, attempt func(context.Cont
 	}
 	interval := rc.InitialInterval
 	for err != nil && !consumererror.IsPermanent(err) {
+		b.failing(err)
 		draining := b.drainCtx.Err() != nil
 		wait := jitter(interval, rc.RandomizationFactor)
 		if draining {

@@ -23,6 +23,7 @@ type telemetry struct {
 	sent             metric.Int64Counter
 	failed           metric.Int64Counter
 	requests         metric.Int64Counter
+	tokenRefused     metric.Int64Gauge
 	signal           attribute.KeyValue
 	signalAttributes metric.MeasurementOption
 	attributes       func(...attribute.KeyValue) metric.MeasurementOption
@@ -34,7 +35,9 @@ func newTelemetry(set exporter.Settings, signal string) (*telemetry, error) {
 		sent: b.Counter("sent_items", "{item}", "Events or spans Axiom accepted."),
 		failed: b.Counter("failed_items", "{item}",
 			"Events Axiom answered as failed in a successful ingest response (partial failure); not retried."),
-		requests:   b.Counter("requests", "{request}", "HTTP requests to Axiom by answer status."),
+		requests: b.Counter("requests", "{request}", "HTTP requests to Axiom by answer status."),
+		tokenRefused: b.Gauge("token_refused", "1",
+			"1 while Axiom refuses the token (401/403) and data is held, 0 once it accepts data."),
 		signal:     attribute.String("signal", signal),
 		attributes: b.Attributes,
 	}
