@@ -42,8 +42,9 @@ func readSummary(t *testing.T, logs string) summary {
 // long each write kept it waiting for room in the pipe: the write's time
 // less what its thread spent running or waiting for a CPU. On a loaded
 // machine (the tests share two cores with other suites) the writer itself
-// often waits for a CPU; that is not the sidecar blocking it. The sidecar
-// being starved of CPU is not told apart: at a load of 10-19 on two cores
+// may wait for a CPU (measured: under 6 ms of a write so far); that is not
+// the sidecar blocking it. The sidecar being starved of CPU is not told
+// apart: at a load of 10-19 on two cores
 // its stdin reader was seen waiting 150-350 ms for a CPU (the read loop's
 // gaps were all in the read, with as much run-queue delay on its threads;
 // decoding and handing over batches never took over 50 ms), and then the
