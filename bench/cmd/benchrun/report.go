@@ -167,7 +167,7 @@ func writeReport(o options, run runInfo, results []result) error {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, cell(s, ok1), cell(bl, ok2), ratio)
 		}
-		if !sc.fixedOnly {
+		if !sc.fixedOnly && sc.axiom != sinkDown {
 			row("max events per CPU-second (one core's capacity)", phaseMax, func(r result) float64 { return r.PerCPUSecond }, "%.0f", -1)
 			row("max sustained events/s, wall clock, pinned to one shared core", phaseMax, func(r result) float64 { return r.Throughput }, "%.0f", -1)
 			row("CPU s per million events at max rate", phaseMax, func(r result) float64 { return r.CPUPerMillion }, "%.2f", 1)
@@ -216,7 +216,6 @@ const rssBudgetMB = 96
 // and on disk side by side (issue 10: the cost of durability).
 func writeDurability(b *strings.Builder, get func(sc, coll, ph string) (result, bool), rate int) {
 	header := false
-	var notes []string
 	for _, sc := range []string{"logs-stdin", "logs-file"} {
 		mem, ok1 := get(sc, collSidecar, phaseMax)
 		disk, ok2 := get(sc+"-disk", collSidecar, phaseMax)
@@ -244,16 +243,6 @@ func writeDurability(b *strings.Builder, get func(sc, coll, ph string) (result, 
 			}
 		}
 		line("peak RSS MB at max rate", mb(mem.PeakRSSKB), mb(disk.PeakRSSKB), "%.1f")
-		// A file not yet read is a backlog; lines stdin read and the queue
-		// refused were dropped (when_full), and their CPU counts.
-		for _, r := range []result{mem, disk} {
-			if sc == "logs-stdin" && r.SinkLogs < r.Sent {
-				notes = append(notes, fmt.Sprintf("%s: %d of the %d lines written at max rate reached the sink; lines per CPU-second counts only those, its CPU includes reading (and dropping) the rest.", r.Scenario, r.SinkLogs, r.Sent))
-			}
-		}
-	}
-	if len(notes) > 0 {
-		b.WriteString("\n" + strings.Join(notes, "\n\n") + "\n")
 	}
 }
 

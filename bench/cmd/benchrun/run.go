@@ -333,16 +333,16 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 	r.SinkCPUPct = 100 * (sinkAfterLoad.CPUSeconds - sinkBefore.CPUSeconds) / r.LoadSeconds
 	r.LoadCPUPct = 100 * (selfAfter - selfBefore) / r.LoadSeconds
 	if hasLogs(in) && final.Logs < logsSent(env, in, &sent) {
-		r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" only %d of %d log lines had reached the sink %v after the load stopped", final.Logs, logsSent(env, in, &sent), drainFor))
+		r.addNote(fmt.Sprintf("only %d of %d log lines had reached the sink %v after the load stopped", final.Logs, logsSent(env, in, &sent), drainFor))
 	}
 	if offered := int64(float64(rate) * o.duration.Seconds()); rate > 0 && r.Sent < offered*95/100 {
-		r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" took only %d of the %d events offered (the load generator waits for each export: the collector pushed back)", r.Sent, offered))
+		r.addNote(fmt.Sprintf("took only %d of the %d events offered (the load generator waits for each export: the collector pushed back)", r.Sent, offered))
 	}
 	if final.Rejected > 0 {
-		r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" sink rejected %d requests", final.Rejected))
+		r.addNote(fmt.Sprintf("sink rejected %d requests", final.Rejected))
 	}
 	if final.Refused > 0 {
-		r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" sink (Axiom down) answered 503 to %d requests", final.Refused))
+		r.addNote(fmt.Sprintf("sink (Axiom down) answered 503 to %d requests", final.Refused))
 	}
 	if phase == phaseMax {
 		r.Throughput = sustained(series, in, r.LoadSeconds)
@@ -352,6 +352,14 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 	}
 	r.Series = fmt.Sprintf("%s-%s-%s.csv", sc.name, coll, phase)
 	return writeSeries(filepath.Join(o.out, r.Series), series)
+}
+
+// addNote appends one remark to the result's note.
+func (r *result) addNote(s string) {
+	if r.Note != "" {
+		r.Note += "; "
+	}
+	r.Note += s
 }
 
 func hasLogs(in inputs) bool { return in.logs != "" }
