@@ -3,7 +3,9 @@
 package stdin
 
 import (
+	"errors"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,5 +18,31 @@ import (
 func growPipe(src any) {
 	if f, ok := src.(*os.File); ok {
 		_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, pipeBuffer)
+	}
+}
+
+// pollReadable returns Transport.readable for a file (a pipe, a terminal),
+// or nil for any other source. It reports true once a read would not
+// block: input, its end, or an error, which the read then returns.
+func pollReadable(src any) func(time.Duration) bool {
+	f, ok := src.(*os.File)
+	if !ok {
+		return nil
+	}
+	fd := int(f.Fd())
+	return func(timeout time.Duration) bool {
+		deadline := time.Now().Add(timeout)
+		for {
+			ms := int((time.Until(deadline) + time.Millisecond - 1) / time.Millisecond)
+			if ms <= 0 {
+				return false
+			}
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(fds, ms)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return err == nil && n > 0
+		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream/streamtest"
@@ -86,9 +88,25 @@ func TestStdinBatchesAndOrder(t *testing.T) {
 }
 
 // A slow writer's lines are delivered as they come, without waiting for a
-// batch to fill: the reader flushes whenever nothing more is buffered.
+// batch to fill or more input: the reader flushes when nothing more is
+// buffered (a source it cannot poll) or none came within the join window
+// (a pipe).
 func TestStdinDeliversEachLineOfASlowWriter(t *testing.T) {
-	pr, pw := io.Pipe()
+	t.Run("io.Pipe", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		testSlowWriter(t, pr, pw)
+	})
+	t.Run("os.Pipe", func(t *testing.T) {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pr.Close()
+		testSlowWriter(t, pr, pw)
+	})
+}
+
+func testSlowWriter(t *testing.T, pr io.Reader, pw io.WriteCloser) {
 	got := make(chan string)
 	sink := func(_ context.Context, b stream.Batch) error {
 		for _, l := range b.Lines {
@@ -111,6 +129,61 @@ func TestStdinDeliversEachLineOfASlowWriter(t *testing.T) {
 	}
 	pw.Close()
 	<-eof
+}
+
+// chunks is a source whose reads return one chunk each.
+type chunks []string
+
+func (c *chunks) Read(p []byte) (int, error) {
+	if len(*c) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, (*c)[0])
+	(*c)[0] = (*c)[0][n:]
+	if (*c)[0] == "" {
+		*c = (*c)[1:]
+	}
+	return n, nil
+}
+
+// Lines the app writes one at a time join one batch while more input
+// comes within the join window, up to the batch's size; without more
+// input each read is a batch of its own.
+func TestStdinJoinsWritesWithinTheWindow(t *testing.T) {
+	writes := func(n int) *chunks {
+		c := make(chunks, n)
+		for i := range c {
+			c[i] = fmt.Sprintf("line %d\n", i)
+		}
+		return &c
+	}
+	for _, tc := range []struct {
+		name    string
+		writes  int
+		more    bool
+		batches int
+	}{
+		{"more input comes", 10, true, 1},
+		{"no more input", 10, false, 10},
+		{"more input than a batch holds", batchLines + 1, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := streamtest.NewRecorder()
+			s := New(writes(tc.writes), Settings{MaxLineBytes: 1024}, c.Sink)
+			s.window = time.Hour // the test does not depend on how fast it runs
+			polls := 0
+			s.readable = func(time.Duration) bool { polls++; return tc.more }
+			if _, err := s.run(); err != nil {
+				t.Fatal(err)
+			}
+			if c.Len() != tc.writes || c.Batches() != tc.batches {
+				t.Errorf("%d lines in %d batches, want %d in %d", c.Len(), c.Batches(), tc.writes, tc.batches)
+			}
+			if polls == 0 {
+				t.Error("the source was never polled")
+			}
+		})
+	}
 }
 
 func TestStdinShutdownWhileSinkBlocks(t *testing.T) {
