@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"golang.org/x/sys/unix"
 )
 
 // client keeps each key in a file of its own: a header (magic and the
@@ -259,13 +260,12 @@ func (c *client) read(key string) ([]byte, error) {
 }
 
 func (c *client) set(key string, value []byte) error {
-	record := make([]byte, headerSize, headerSize+len(value))
-	copy(record, magic)
-	binary.LittleEndian.PutUint32(record[len(magic):], uint32(len(value)))
-	record = append(record, value...)
-	if len(record) <= inPlaceMax {
+	var header [headerSize]byte
+	copy(header[:], magic)
+	binary.LittleEndian.PutUint32(header[len(magic):], uint32(len(value)))
+	if headerSize+len(value) <= inPlaceMax {
 		if f := c.openExisting(key); f != nil {
-			_, err := f.WriteAt(record, 0)
+			_, err := f.WriteAt(append(header[:], value...), 0)
 			if err == nil && c.fsync {
 				err = f.Sync()
 			}
@@ -273,7 +273,7 @@ func (c *client) set(key string, value []byte) error {
 		}
 	}
 	c.forget(key) // the rename replaces the file an open handle points at
-	return writeFile(c.path(key), record, c.fsync)
+	return writeFile(c.path(key), header[:], value, c.fsync)
 }
 
 // openExisting returns the key's file, kept open, or nil when it does not
@@ -320,15 +320,16 @@ func (c *client) remove(key string) error {
 	return err
 }
 
-// writeFile replaces path with data through a temporary file and a rename.
-// A full disk is storage.ErrStorageFull, which the queue reports as such.
-func writeFile(path string, data []byte, fsync bool) error {
+// writeFile replaces path with header and value through a temporary file
+// and a rename. A full disk is storage.ErrStorageFull, which the queue
+// reports as such.
+func writeFile(path string, header, value []byte, fsync bool) error {
 	tmp := path + "#" // escape never leaves a '#' in a key's file name
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	err = writeBoth(f, header, value)
 	if err == nil && fsync {
 		err = f.Sync()
 	}
@@ -344,6 +345,25 @@ func writeFile(path string, data []byte, fsync bool) error {
 			return errors.Join(storage.ErrStorageFull, err)
 		}
 	}
+	return err
+}
+
+// writeBoth writes a and then b to f in one system call when it can:
+// copying a request of up to a megabyte behind its header cost more CPU
+// than the write.
+func writeBoth(f *os.File, a, b []byte) error {
+	n, err := unix.Writev(int(f.Fd()), [][]byte{a, b})
+	if err != nil && !errors.Is(err, unix.EINTR) {
+		return err
+	}
+	n = max(n, 0)
+	if n < len(a) {
+		if _, err := f.Write(a[n:]); err != nil {
+			return err
+		}
+		n = len(a)
+	}
+	_, err = f.Write(b[n-len(a):])
 	return err
 }
 

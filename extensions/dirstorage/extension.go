@@ -77,7 +77,7 @@ func (d *dirStorage) probe() error {
 		return err
 	}
 	probe := filepath.Join(d.cfg.Directory, ".probe")
-	if err := writeFile(probe, []byte("ok"), d.cfg.FSync); err != nil {
+	if err := writeFile(probe, []byte("ok"), nil, d.cfg.FSync); err != nil {
 		return fmt.Errorf("not writable: %w", err)
 	}
 	return os.Remove(probe)
