@@ -364,8 +364,7 @@ func TestStdoutForwardHugeSplitLineKeepsItsFields(t *testing.T) {
 	port, _ := strconv.Atoi(portStr)
 	logger := newFluentLogger(t, fluent.Config{FluentHost: host, FluentPort: port})
 
-	prefix := `{"level":50,"time":1764504000000,"req":{"id":7},"stack":"`
-	line := prefix + strings.Repeat("x", 200<<10) + `","msg":"boom","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}`
+	line := hugeLinePrefix + strings.Repeat("x", 200<<10) + `","msg":"boom","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}`
 	for i, off := 0, 0; off < len(line); i, off = i+1, off+16384 {
 		end := min(off+16384, len(line))
 		rec := map[string]string{"container_name": "/app", "source": "stdout", "log": line[off:end],
@@ -376,7 +375,7 @@ func TestStdoutForwardHugeSplitLineKeepsItsFields(t *testing.T) {
 		}
 	}
 	if err := logger.Post("docker.app", map[string]string{"container_name": "/app", "source": "stdout",
-		"log": `{"level":30,"time":1764504000001,"msg":"after"}`}); err != nil {
+		"log": lineAfterHuge}); err != nil {
 		t.Fatal(err)
 	}
 	if err := logger.Close(); err != nil {
@@ -385,29 +384,5 @@ func TestStdoutForwardHugeSplitLineKeepsItsFields(t *testing.T) {
 	if err := fake.WaitEvents("app-logs", 2, 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	events := fake.Events("app-logs")
-	if len(events) != 2 {
-		t.Fatalf("%d events, want 2", len(events))
-	}
-	var cut, after map[string]any
-	for _, ev := range events {
-		if ev["msg"] == "after" {
-			after = ev
-		} else {
-			cut = ev
-		}
-	}
-	if after == nil || after["level"] != "info" {
-		t.Fatalf("the line after the huge one: %v", after)
-	}
-	if stack, _ := cut["stack"].(string); stack != strings.Repeat("x", 65536-len(prefix)) {
-		t.Fatalf("cut value has %d bytes, want the %d that fit", len(stack), 65536-len(prefix))
-	}
-	if cut["level"] != "error" || fmt.Sprint(cut["req"]) != "map[id:7]" || cut["msg"] != "boom" ||
-		cut["trace_id"] != "4bf92f3577b34da6a3ce929d0e0e4736" {
-		t.Fatalf("members not kept: level %v, req %v, msg %v, trace_id %v", cut["level"], cut["req"], cut["msg"], cut["trace_id"])
-	}
-	if attrs, _ := cut["attributes"].(map[string]any); attrs["log.truncated"] != true {
-		t.Fatalf("truncated event not marked: attributes %v", cut["attributes"])
-	}
+	checkHugeLineCut(t, fake.Events("app-logs"), map[string]any{"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"})
 }

@@ -299,16 +299,34 @@ func TestStdinHugeLineIsCutKeepingItsFieldsAndMarked(t *testing.T) {
 	cfg := stdinConfig(fake.URL(), yamlMap{}, nil)
 	cfg.receivers["stdout"].(yamlMap)["max_line_bytes"] = 65536
 	s := StartSidecar(t, cfg.yaml(), WithStdin())
-	prefix := `{"level":50,"time":1764504000000,"req":{"id":7},"stack":"`
-	huge := prefix + strings.Repeat("x", 200<<10) + `","msg":"boom"}`
-	if _, err := io.WriteString(s.Stdin, huge+"\n"+`{"level":30,"time":1764504000001,"msg":"after"}`+"\n"); err != nil {
+	huge := hugeLinePrefix + strings.Repeat("x", 200<<10) + `","msg":"boom"}`
+	if _, err := io.WriteString(s.Stdin, huge+"\n"+lineAfterHuge+"\n"); err != nil {
 		t.Fatal(err)
 	}
 	s.Stdin.Close()
 	if code, err := s.Wait(60 * time.Second); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v", code, err)
 	}
-	events := fake.Events("app-logs")
+	cut := checkHugeLineCut(t, fake.Events("app-logs"), nil)
+	if tm, _ := cut["_time"].(string); !strings.HasPrefix(tm, "2025-11-30T12:00:00") {
+		t.Fatalf("_time %v, want the line's own", cut["_time"])
+	}
+}
+
+// The huge-line tests write a pino line that starts with hugeLinePrefix,
+// goes on with a value far over max_line_bytes (65536 in them), ends with
+// msg "boom" and members of their own, and then lineAfterHuge.
+const (
+	hugeLinePrefix = `{"level":50,"time":1764504000000,"req":{"id":7},"stack":"`
+	lineAfterHuge  = `{"level":30,"time":1764504000001,"msg":"after"}`
+)
+
+// checkHugeLineCut checks what Axiom got from a huge-line test: two events,
+// the line after unharmed, the huge one's stack cut to what fits in 65,536
+// bytes, its other members kept (level, req, msg and the given extra ones),
+// and marked log.truncated. It returns the cut event.
+func checkHugeLineCut(t *testing.T, events []map[string]any, extra map[string]any) map[string]any {
+	t.Helper()
 	if len(events) != 2 {
 		t.Fatalf("%d events, want 2", len(events))
 	}
@@ -323,18 +341,21 @@ func TestStdinHugeLineIsCutKeepingItsFieldsAndMarked(t *testing.T) {
 	if after == nil || after["level"] != "info" {
 		t.Fatalf("the line after the huge one: %v", after)
 	}
-	if stack, _ := cut["stack"].(string); stack != strings.Repeat("x", 65536-len(prefix)) {
-		t.Fatalf("cut value has %d bytes, want the %d that fit", len(stack), 65536-len(prefix))
+	if stack, _ := cut["stack"].(string); stack != strings.Repeat("x", 65536-len(hugeLinePrefix)) {
+		t.Fatalf("cut value has %d bytes, want the %d that fit", len(stack), 65536-len(hugeLinePrefix))
 	}
 	if cut["level"] != "error" || fmt.Sprint(cut["req"]) != "map[id:7]" || cut["msg"] != "boom" {
 		t.Fatalf("members not kept: level %v, req %v, msg %v", cut["level"], cut["req"], cut["msg"])
 	}
-	if tm, _ := cut["_time"].(string); !strings.HasPrefix(tm, "2025-11-30T12:00:00") {
-		t.Fatalf("_time %v, want the line's own", cut["_time"])
+	for k, v := range extra {
+		if cut[k] != v {
+			t.Fatalf("member %s: %v, want %v", k, cut[k], v)
+		}
 	}
 	if attrs, _ := cut["attributes"].(map[string]any); attrs["log.truncated"] != true {
 		t.Fatalf("truncated event not marked: attributes %v", cut["attributes"])
 	}
+	return cut
 }
 
 // SIGTERM while stdin is still open (the app still runs): the sidecar stops
