@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -13,7 +11,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
@@ -76,18 +73,7 @@ func TestHoldBudgetUnderAFloodOfOrphanLeaves(t *testing.T) {
 					sp.Attributes().PutStr("db.system", "redis")
 					sp.Attributes().PutStr("db.statement", "GET user:session:"+strconv.FormatUint(seq, 16))
 				}
-				body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp, err := http.Post("http://"+httpAddr+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("OTLP/HTTP answered %d", resp.StatusCode)
-				}
+				postTraces(t, httpAddr, td)
 			}
 			s.WaitListening(t, metrics)
 			var got map[string]string

@@ -1,14 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
@@ -270,5 +273,23 @@ func TestSpansAndLogsArriveOnceAndIntact(t *testing.T) {
 		} else if ev["message"] != fmt.Sprintf("plain line %d", i) {
 			t.Errorf("%s: string body not in message: %v", id, ev)
 		}
+	}
+}
+
+// postTraces sends td to the OTLP/HTTP listener at addr as protobuf and
+// fails t unless it answers 200.
+func postTraces(t *testing.T, addr string, td ptrace.Traces) {
+	t.Helper()
+	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post("http://"+addr+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("OTLP/HTTP answered %s", resp.Status)
 	}
 }

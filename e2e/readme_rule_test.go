@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,18 +92,7 @@ func TestReadmeRuleSamplesACurrentNodeAppsRedisGets(t *testing.T) {
 				wantSpans-- // dropped
 			}
 		})
-		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.Post("http://"+httpAddr+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("OTLP/HTTP answered %d", resp.StatusCode)
-		}
+		postTraces(t, httpAddr, td)
 	}
 	if sampled == 0 || sampled > gets/20 {
 		t.Fatalf("the traffic has %d GETs kept by probability of %d: nothing to observe", sampled, gets)

@@ -2,15 +2,11 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
-
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 	"github.com/sidecarhq/sidecar/internal/loadgen"
@@ -57,18 +53,7 @@ func TestShortSoakKeepsMemoryFlat(t *testing.T) {
 		}
 		if due := int(elapsed * spansPerSec); due-spansSent >= loadgen.SpansPerRequest {
 			td := gen.Requests((due-spansSent)/loadgen.SpansPerRequest, now)
-			body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := http.Post("http://"+httpAddr+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("OTLP/HTTP answered %s", resp.Status)
-			}
+			postTraces(t, httpAddr, td)
 			spansSent += td.SpanCount()
 		}
 		time.Sleep(100 * time.Millisecond)
