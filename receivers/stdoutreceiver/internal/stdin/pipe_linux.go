@@ -21,28 +21,32 @@ func growPipe(src any) {
 	}
 }
 
+// pollSlice is the longest one poll waits before it looks at stop.
+const pollSlice = 5 * time.Millisecond
+
 // pollReadable returns Transport.readable for a file (a pipe, a terminal),
 // or nil for any other source. It reports true once a read would not
 // block: input, its end, or an error, which the read then returns.
-func pollReadable(src any) func(time.Duration) bool {
+func pollReadable(src any) func(time.Duration, func() bool) bool {
 	f, ok := src.(*os.File)
 	if !ok {
 		return nil
 	}
 	fd := int(f.Fd())
-	return func(timeout time.Duration) bool {
+	return func(timeout time.Duration, stop func() bool) bool {
 		deadline := time.Now().Add(timeout)
-		for {
-			ms := int((time.Until(deadline) + time.Millisecond - 1) / time.Millisecond)
+		for !stop() {
+			ms := int((min(time.Until(deadline), pollSlice) + time.Millisecond - 1) / time.Millisecond)
 			if ms <= 0 {
 				return false
 			}
 			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 			n, err := unix.Poll(fds, ms)
-			if errors.Is(err, unix.EINTR) {
-				continue
+			if errors.Is(err, unix.EINTR) || (err == nil && n == 0) {
+				continue // interrupted, or a slice passed without input
 			}
-			return err == nil && n > 0
+			return err == nil
 		}
+		return false
 	}
 }

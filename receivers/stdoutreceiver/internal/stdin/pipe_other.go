@@ -8,4 +8,4 @@ import "time"
 func growPipe(any) {}
 
 // pollReadable is Linux-only: elsewhere each read is delivered at once.
-func pollReadable(any) func(time.Duration) bool { return nil }
+func pollReadable(any) func(time.Duration, func() bool) bool { return nil }

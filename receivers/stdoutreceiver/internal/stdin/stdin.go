@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -69,14 +70,21 @@ type Settings struct {
 type Transport struct {
 	src        io.Reader
 	readBuffer int // bufio size; tests make it small to split lines across reads
-	// readable waits up to a timeout for src to have input, and reports
-	// whether it has (or is at its end); nil when src cannot be polled.
-	readable func(timeout time.Duration) bool
+	// readable waits up to a timeout, or until stop reports true, for src
+	// to have input, and reports whether it has (or is at its end); nil
+	// when src cannot be polled.
+	readable func(timeout time.Duration, stop func() bool) bool
 	window   time.Duration // joinWindow; tests make it long
-	maxLine    int
-	sink       stream.Sink
-	log        *zap.Logger
-	atEOF      func()
+	maxLine  int
+	sink     stream.Sink
+	log      *zap.Logger
+	atEOF    func()
+
+	// stopping asks a batch waiting in the join window to go now, and
+	// holding is set while lines wait there: Shutdown waits for them, as
+	// they were read from the app and nothing else would deliver them.
+	stopping atomic.Bool
+	holding  atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -130,8 +138,15 @@ func (s *Transport) Start() {
 	}()
 }
 
-// Shutdown waits for the batch in flight, if any, and stops delivering.
+// Shutdown delivers the lines waiting in the join window, waits for the
+// batch in flight, if any, and stops delivering.
 func (s *Transport) Shutdown() {
+	s.stopping.Store(true)
+	// The reader's poll looks at stopping every few milliseconds; the bound covers a reader stuck elsewhere (the rest of a line that
+	// never comes), whose lines are then lost as those in the pipe are.
+	for give := time.Now().Add(s.window + time.Second); s.holding.Load() && time.Now().Before(give); {
+		time.Sleep(time.Millisecond)
+	}
 	s.cancel()
 	s.mu.Lock()
 	s.stopped = true
@@ -173,6 +188,7 @@ func (s *Transport) run() (int64, error) {
 		if complete || (final && inLine) {
 			if len(s.ranges) == 0 {
 				batchStart = time.Now()
+				s.holding.Store(true)
 			}
 			s.ranges = append(s.ranges, lineRange{start: lineStart, end: len(s.arena), truncated: truncated})
 			inLine = false
@@ -204,12 +220,13 @@ func (s *Transport) run() (int64, error) {
 
 // more reports whether src has more input within the join window of a
 // batch that began at start: more lines to join the batch, or its end.
+// It stops waiting once Shutdown wants the held lines.
 func (s *Transport) more(start time.Time) bool {
 	if s.readable == nil || len(s.ranges) == 0 {
 		return false
 	}
 	left := s.window - time.Since(start)
-	return left > 0 && s.readable(left)
+	return left > 0 && s.readable(left, s.stopping.Load)
 }
 
 // flush hands the complete lines read so far to the sink.
@@ -223,6 +240,7 @@ func (s *Transport) flush() (int64, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.holding.Store(false)
 	if s.stopped {
 		return 0, stream.ErrStopped
 	}

@@ -172,7 +172,7 @@ func TestStdinJoinsWritesWithinTheWindow(t *testing.T) {
 			s := New(writes(tc.writes), Settings{MaxLineBytes: 1024}, c.Sink)
 			s.window = time.Hour // the test does not depend on how fast it runs
 			polls := 0
-			s.readable = func(time.Duration) bool { polls++; return tc.more }
+			s.readable = func(time.Duration, func() bool) bool { polls++; return tc.more }
 			if _, err := s.run(); err != nil {
 				t.Fatal(err)
 			}
@@ -183,6 +183,30 @@ func TestStdinJoinsWritesWithinTheWindow(t *testing.T) {
 				t.Error("the source was never polled")
 			}
 		})
+	}
+}
+
+// Lines read and waiting in the join window when the sidecar is stopped
+// were taken from the app: Shutdown delivers them before it returns.
+func TestStdinShutdownDeliversTheLinesWaitingInTheWindow(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	c := streamtest.NewRecorder()
+	s := New(pr, Settings{MaxLineBytes: 1024}, c.Sink)
+	s.window = time.Hour // the lines would wait that long for more
+	s.Start()
+	if _, err := io.WriteString(pw, "a\nb\nc\n"); err != nil {
+		t.Fatal(err)
+	}
+	for !s.holding.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	s.Shutdown()
+	if c.Len() != 3 {
+		t.Fatalf("%d of the 3 lines read before shutdown were delivered", c.Len())
 	}
 }
 
