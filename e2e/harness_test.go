@@ -201,6 +201,20 @@ func (s *Sidecar) Wait(timeout time.Duration) (int, error) {
 	return 0, nil
 }
 
+// EndInput closes the sidecar's stdin, as an app that exits does, waits up
+// to timeout for the sidecar to exit and returns its exit code.
+func (s *Sidecar) EndInput(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	if err := s.Stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, err := s.Wait(timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code
+}
+
 // Stop sends SIGTERM, as ECS and Kubernetes do, waits up to 60 s for the
 // process to exit and returns its exit code.
 func (s *Sidecar) Stop(t *testing.T) int {

@@ -26,13 +26,7 @@ func TestSummaryCountsWhatIsOnDiskFromEveryRun(t *testing.T) {
 			}
 		}
 		held += lines
-		if err := s.Stdin.Close(); err != nil {
-			t.Fatal(err)
-		}
-		code, err := s.Wait(60 * time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
+		code := s.EndInput(t, 60*time.Second)
 		sum := readSummary(t, s.Logs())
 		t.Logf("run %d: %d lines written, exit %d, summary %+v", run, lines, code, sum)
 		if sum.held != held || sum.delivered != 0 || sum.dropped != 0 || code != 3 {

@@ -50,12 +50,7 @@ func TestLossReportSurvivesKillAndArrivesOnce(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	settle(fake, "logs") // the backlog on disk, and any repeat of the report
-	if err := s.Stdin.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Wait(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	s.EndInput(t, 60*time.Second)
 	reports := lossReports(fake)
 	t.Logf("sent %d lines, %.0f dropped before the kill; data_loss events after the restart: %v", app.sent, dropped, reports)
 	if len(reports) != 1 {

@@ -168,13 +168,7 @@ func TestIngestLimitWhileTheAppWritesFastNeverBlocksItAndCountsEveryDrop(t *test
 	// disk; stdin ends once that settled.
 	time.Sleep(time.Until(reset))
 	settle(fake, "logs")
-	if err := s.Stdin.Close(); err != nil {
-		t.Fatal(err)
-	}
-	code, err := s.Wait(120 * time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	code := s.EndInput(t, 120*time.Second)
 	rss := peakRSS()
 	sum := readSummary(t, s.Logs())
 	_, r := tally(t, fake, "logs", app.sent)
@@ -381,13 +375,7 @@ func TestFullStateFolderDropsAndCountsButNeverStops(t *testing.T) {
 	app.writeFor(t, s.Stdin, 2*time.Second)
 	fake.EndOutage("")
 	settle(fake, "logs")
-	if err := s.Stdin.Close(); err != nil {
-		t.Fatal(err)
-	}
-	code, err := s.Wait(120 * time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	code := s.EndInput(t, 120*time.Second)
 	sum := readSummary(t, s.Logs())
 	_, r := tally(t, fake, "logs", app.sent)
 	arrived := r.arrived

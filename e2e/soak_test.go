@@ -58,13 +58,7 @@ func TestShortSoakKeepsMemoryFlat(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err := s.Stdin.Close(); err != nil {
-		t.Fatal(err)
-	}
-	code, err := s.Wait(120 * time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	code := s.EndInput(t, 120*time.Second)
 	rss := peakRSS()
 
 	middle, last := liveHeapMedians(t, s.Logs(), soakFor)

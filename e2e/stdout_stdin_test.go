@@ -139,13 +139,7 @@ func TestStdinShipsEveryLineLikeAxiomPinoAndExitsAtEOF(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Stdin.Close(); err != nil {
-		t.Fatal(err)
-	}
-	code, err := s.Wait(90 * time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	code := s.EndInput(t, 90*time.Second)
 	if code != 0 {
 		t.Fatalf("exit code %d at end of input, want 0", code)
 	}
@@ -203,13 +197,7 @@ func withoutKey(m map[string]any, k string) map[string]any {
 func TestStdinEmptyInputExitsZero(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	s := StartSidecar(t, stdinConfig(fake.URL(), yamlMap{}, nil).yaml(), WithStdin())
-	if err := s.Stdin.Close(); err != nil {
-		t.Fatal(err)
-	}
-	code, err := s.Wait(60 * time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	code := s.EndInput(t, 60*time.Second)
 	if code != 0 {
 		t.Fatalf("exit code %d, want 0", code)
 	}
