@@ -107,13 +107,8 @@ func (a *timedWriter) sidecarQueued() map[string]time.Duration {
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", a.sidecar))
 	queued := make(map[string]time.Duration, len(tasks))
 	for _, task := range tasks {
-		b, err := os.ReadFile(task)
-		if err != nil {
-			continue // the thread exited
-		}
-		var r, q int64
-		if _, err := fmt.Sscan(string(b), &r, &q); err == nil {
-			queued[task] = time.Duration(q)
+		if _, q, err := readSchedstat(task); err == nil { // else the thread exited
+			queued[task] = q
 		}
 	}
 	return queued
@@ -132,15 +127,25 @@ func longestGrowth(before, after map[string]time.Duration) time.Duration {
 // threadSchedstat is how long the calling OS thread has run and has waited
 // for a CPU (/proc/thread-self/schedstat).
 func threadSchedstat(t *testing.T) (ran, queued time.Duration) {
-	b, err := os.ReadFile("/proc/thread-self/schedstat")
+	ran, queued, err := readSchedstat("/proc/thread-self/schedstat")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ran, queued
+}
+
+// readSchedstat reads a thread's time run and time waited for a CPU from
+// its schedstat file.
+func readSchedstat(path string) (ran, queued time.Duration, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
 	var r, q int64
 	if _, err := fmt.Sscan(string(b), &r, &q); err != nil {
-		t.Fatalf("schedstat %q: %v", b, err)
+		return 0, 0, fmt.Errorf("%s %q: %w", path, b, err)
 	}
-	return time.Duration(r), time.Duration(q)
+	return time.Duration(r), time.Duration(q), nil
 }
 
 // The app-is-never-blocked promise of issue 10. Axiom answers 430 (the
