@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -63,6 +64,11 @@ type timedWriter struct {
 
 const appRate = 100_000
 
+// stuckWrite is how long one write may wait before the test fails instead of
+// hanging: a sidecar that stops reading for good would otherwise hold the
+// write, and the test, until go test's timeout.
+const stuckWrite = 10 * time.Second
+
 func (a *timedWriter) writeFor(t *testing.T, w io.Writer, d time.Duration) {
 	t.Helper()
 	runtime.LockOSThread() // so that the thread's schedstat is the writer's
@@ -85,7 +91,12 @@ func (a *timedWriter) writeFor(t *testing.T, w io.Writer, d time.Duration) {
 		began := time.Now()
 		starvedBefore := a.sidecarQueued()
 		ranBefore, queuedBefore := threadSchedstat(t)
-		if _, err := w.Write(buf); err != nil {
+		if d, ok := w.(interface{ SetWriteDeadline(time.Time) error }); ok {
+			_ = d.SetWriteDeadline(time.Now().Add(stuckWrite))
+		}
+		if _, err := w.Write(buf); errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("a write of the app waited over %v: the sidecar stopped reading its stdin", stuckWrite)
+		} else if err != nil {
 			t.Fatal(err)
 		}
 		ran, queued := threadSchedstat(t)
