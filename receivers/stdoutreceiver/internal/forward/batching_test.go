@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -262,5 +263,56 @@ func TestForwardModeFramesAreNotHeld(t *testing.T) {
 	col.Wait(t, 2)
 	if n := pauses.Load(); n != 0 {
 		t.Fatalf("paused %d times for a forward-mode frame", n)
+	}
+}
+
+// While docker's driver keeps writing, the connection reads once a tick:
+// after a batch that a pause made larger it pauses again instead of waking
+// for the next frame, and the frames written meanwhile are the next batch,
+// delivered without a pause of its own.
+func TestWhileTheClientKeepsSendingTheConnectionReadsOnceATick(t *testing.T) {
+	col := streamtest.NewRecorder()
+	var c net.Conn
+	// What the client writes during each pause of the server's.
+	during := [][]string{{"line 2"}, {"line 3", "line 4"}}
+	var pauses atomic.Int64
+	third := make(chan struct{})
+	sock := startPausingServer(t, col.Sink, func() {
+		i := int(pauses.Add(1) - 1)
+		if i == len(during) {
+			close(third)
+		}
+		if i >= len(during) {
+			return
+		}
+		for _, l := range during[i] {
+			if _, err := c.Write(messageFrame("docker.api", 1, "", kv{"log", l})); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	c = dial(t, "unix", sock)
+	if _, err := c.Write(messageFrame("docker.api", 1, "", kv{"log", "line 1"})); err != nil {
+		t.Fatal(err)
+	}
+	col.Wait(t, 4)
+	if got := col.Batches(); got != 2 {
+		t.Fatalf("4 lines in %d Sink calls, want 2 (lines 1-2, lines 3-4)", got)
+	}
+	select { // after lines 3-4 it pauses for more instead of waiting for its client
+	case <-third:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no pause after the second batch") // fail, not hang
+	}
+}
+
+// Pauses end on one clock, so connections that pause together wake
+// together.
+func TestPausesEndOnTheTick(t *testing.T) {
+	for _, now := range []time.Time{time.Unix(1767225600, 0), time.Unix(1767225600, 1), time.Unix(1767225600, int64(holdBatch)-1), time.Now()} {
+		d := untilTick(now)
+		if d <= 0 || d > holdBatch || now.Add(d).UnixNano()%int64(holdBatch) != 0 {
+			t.Errorf("untilTick(%v) = %v", now, d)
+		}
 	}
 }

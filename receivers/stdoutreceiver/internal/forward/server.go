@@ -23,8 +23,10 @@
 //
 // Records go to the Sink in batches, cut when the client has sent nothing
 // more: at once when an ack is owed or the client batches itself, after
-// one pause of holdBatch for more frames when it sends a record per
-// Message-mode frame (docker's driver writes one frame per line).
+// a pause until the next tick of holdBatch for more frames when it sends a
+// record per Message-mode frame (docker's driver writes one frame per
+// line); while such a client keeps sending, its connection reads once a
+// tick.
 // When a frame carries the "chunk" option, {"ack": chunk} is written only
 // after the Sink accepted every record of that frame. Records are not
 // deduplicated: a client that resends an unacknowledged chunk after a
@@ -112,7 +114,7 @@ func New(cfg Config, set Settings, sink stream.Sink) (*Server, error) {
 		return nil, errors.New("forward: nil sink")
 	}
 	s := &Server{cfg: cfg, logger: set.Logger, sink: sink, maxLine: set.MaxLineBytes,
-		conns: make(map[net.Conn]struct{}), pause: func() { time.Sleep(holdBatch) }}
+		conns: make(map[net.Conn]struct{}), pause: func() { time.Sleep(untilTick(time.Now())) }}
 	if s.logger == nil {
 		s.logger = zap.NewNop()
 	}

@@ -12,11 +12,17 @@ type source struct {
 	// tryRead reads without waiting; ok is false when nothing is there.
 	// nil when the reader cannot tell (a plain io.Reader in tests).
 	tryRead func(p []byte) (n int, err error, ok bool)
-	// hold reports, when nothing is there, whether to pause once and look
-	// again before delivering, and pauses if so.
-	hold func() bool
-	// beforeWait runs when the next read may block.
+	// hold reports, when nothing is there, whether to pause until the next
+	// tick and look again, and pauses if so; delivered is set once the
+	// batch went to the Sink.
+	hold func(delivered bool) bool
+	// resumed tells the connection whether its pause brought input, and
+	// not more than one read takes.
+	resumed func(got bool)
+	// beforeWait delivers the batch before a wait for the client.
 	beforeWait func() error
+	// beforeBlock runs just before a read that waits in the poller.
+	beforeBlock func()
 }
 
 func (s *source) Read(p []byte) (int, error) {
@@ -24,14 +30,31 @@ func (s *source) Read(p []byte) (int, error) {
 		if n, err, ok := s.tryRead(p); ok {
 			return n, err
 		}
-		if s.hold() {
-			if n, err, ok := s.tryRead(p); ok {
-				return n, err
-			}
+		if n, err, ok := s.pauseAndRead(p, false); ok {
+			return n, err
 		}
 	}
 	if err := s.beforeWait(); err != nil {
 		return 0, err
 	}
+	if s.tryRead != nil {
+		if n, err, ok := s.pauseAndRead(p, true); ok {
+			return n, err
+		}
+		s.beforeBlock()
+	}
 	return s.r.Read(p)
+}
+
+// pauseAndRead pauses if the connection holds (see conn.hold) and reads
+// what came meanwhile.
+func (s *source) pauseAndRead(p []byte, delivered bool) (int, error, bool) {
+	if !s.hold(delivered) {
+		return 0, nil, false
+	}
+	n, err, ok := s.tryRead(p)
+	// A read that filled p may have left more behind: the client sends
+	// faster than a tick's pause should let its socket fill up.
+	s.resumed(ok && n > 0 && n < len(p))
+	return n, err, ok
 }
