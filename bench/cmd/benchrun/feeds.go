@@ -150,9 +150,9 @@ func feedForward(ctx context.Context, env *runEnv, mode string, rate int, sent *
 }
 
 func forwardConn(ctx context.Context, env *runEnv, mode string, rate int, seed uint64, sent *atomic.Int64) error {
-	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", env.forwardPort), 5*time.Second)
+	conn, err := dialForward(env)
 	if err != nil {
-		return fmt.Errorf("forward: %w", err)
+		return err
 	}
 	defer conn.Close()
 	enc := newForwardEncoder(mode, seed)
@@ -207,6 +207,15 @@ func forwardConn(ctx context.Context, env *runEnv, mode string, rate int, seed u
 			}
 		}
 	}
+}
+
+// dialForward connects to the collector's Fluent Forward port.
+func dialForward(env *runEnv) (net.Conn, error) {
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", env.forwardPort), 5*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("forward: %w", err)
+	}
+	return conn, nil
 }
 
 // forwardEncoder writes Forward protocol frames of pino lines with msgp's

@@ -25,6 +25,10 @@ type options struct {
 	only                             map[string]bool
 	command                          string
 	reportOnly                       bool
+	repeat                           int
+	sweepRates                       []int
+	sweepRepeat                      int
+	sweepBaseline                    bool
 }
 
 func main() {
@@ -44,7 +48,19 @@ func main() {
 	flag.StringVar(&only, "scenarios", "", "comma-separated scenario names (default: all)")
 	flag.BoolVar(&o.reportOnly, "report-only", false, "rewrite the report from -out/results.json without running anything")
 	flag.StringVar(&o.command, "command", strings.Join(os.Args, " "), "command line recorded in RESULTS.md")
+	flag.IntVar(&o.repeat, "repeat", 1, "runs of every phase, sidecar and baseline alternating; the report takes each figure from the median run")
+	var sweepRates string
+	flag.StringVar(&sweepRates, "sweep-rates", "", "instead of the benchmarks: offer the log scenarios' input these lines/s in turn (0: idle) and report CPU ms and wake-ups per second (see sweep.go)")
+	flag.IntVar(&o.sweepRepeat, "sweep-repeat", 3, "with -sweep-rates: how many times the rates are offered (medians)")
+	flag.BoolVar(&o.sweepBaseline, "sweep-baseline", false, "with -sweep-rates: sweep the stock collector too")
 	flag.Parse()
+	if sweepRates != "" {
+		var err error
+		if o.sweepRates, err = parseRates(sweepRates); err != nil {
+			fmt.Fprintln(os.Stderr, "benchrun:", err)
+			os.Exit(2)
+		}
+	}
 	if only != "" {
 		o.only = map[string]bool{}
 		for _, s := range strings.Split(only, ",") {
@@ -61,13 +77,16 @@ func run(o options) error {
 	if o.reportOnly {
 		return rewriteReport(o)
 	}
+	if o.sweepRates != nil {
+		return sweep(o, o.sweepRates)
+	}
 	if o.sidecarBin == "" || o.baselineBin == "" || o.sinkBin == "" {
 		return fmt.Errorf("-sidecar, -baseline and -sink are required")
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
-	info := runInfo{Started: time.Now().UTC(), Command: o.command, CPU: o.cpu, Duration: o.duration.String(),
+	info := runInfo{Started: time.Now().UTC(), Command: o.command, CPU: o.cpu, Duration: o.duration.String(), Repeat: max(o.repeat, 1),
 		LogRate: o.logRate, SpanRate: o.spanRate, MixedRPS: o.mixedRPS}
 	sidecarHas, err := componentTypes(o.sidecarBin)
 	if err != nil {
@@ -93,23 +112,25 @@ func run(o options) error {
 		if sc.sidecarOnly {
 			colls = colls[:1]
 		}
-		for _, coll := range colls {
-			for _, ph := range phases {
-				var r result
-				if missing := missingTypes(sidecarHas, sc.needs); coll == collSidecar && missing != "" {
-					r = result{Scenario: sc.name, Collector: coll, Phase: ph, Skipped: "sidecar lacks component " + missing}
-				} else {
-					fmt.Fprintf(os.Stderr, "== %s / %s / %s\n", sc.name, coll, ph)
-					r = runOne(o, sc, coll, ph)
-				}
-				if r.Skipped != "" {
-					fmt.Fprintf(os.Stderr, "   skipped: %s\n", r.Skipped)
-				} else {
-					fmt.Fprintf(os.Stderr, "   %s\n", r.summary())
-				}
-				results = append(results, r)
-				if err := save(); err != nil {
-					return err
+		for rep := range max(o.repeat, 1) {
+			for _, coll := range colls {
+				for _, ph := range phases {
+					var r result
+					if missing := missingTypes(sidecarHas, sc.needs); coll == collSidecar && missing != "" {
+						r = result{Scenario: sc.name, Collector: coll, Phase: ph, Skipped: "sidecar lacks component " + missing}
+					} else {
+						fmt.Fprintf(os.Stderr, "== %s / %s / %s (run %d)\n", sc.name, coll, ph, rep+1)
+						r = runOne(o, sc, coll, ph, rep)
+					}
+					if r.Skipped != "" {
+						fmt.Fprintf(os.Stderr, "   skipped: %s\n", r.Skipped)
+					} else {
+						fmt.Fprintf(os.Stderr, "   %s\n", r.summary())
+					}
+					results = append(results, r)
+					if err := save(); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -130,6 +151,7 @@ type runInfo struct {
 	Started, Finished           time.Time
 	Command, CPU, Duration      string
 	LogRate, SpanRate, MixedRPS int
+	Repeat                      int // runs of every phase
 }
 
 // saved is results.json.

@@ -63,6 +63,7 @@ type point struct {
 // result is one collector's figures in one phase of one scenario.
 type result struct {
 	Scenario, Collector, Phase string
+	Run                        int    // which of -repeat runs, from 0
 	Skipped                    string `json:",omitempty"`
 	Error                      string `json:",omitempty"`
 
@@ -110,8 +111,8 @@ func (r result) summary() string {
 	return s
 }
 
-func runOne(o options, sc scenario, coll, phase string) result {
-	r := result{Scenario: sc.name, Collector: coll, Phase: phase}
+func runOne(o options, sc scenario, coll, phase string, rep int) result {
+	r := result{Scenario: sc.name, Collector: coll, Phase: phase, Run: rep}
 	if phase == phaseFixed {
 		r.Rate = sc.fixedRate
 	}
@@ -351,6 +352,9 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 		}
 	}
 	r.Series = fmt.Sprintf("%s-%s-%s.csv", sc.name, coll, phase)
+	if r.Run > 0 {
+		r.Series = fmt.Sprintf("%s-%s-%s-run%d.csv", sc.name, coll, phase, r.Run+1)
+	}
 	return writeSeries(filepath.Join(o.out, r.Series), series)
 }
 
