@@ -25,7 +25,7 @@ func newTryRead(r io.Reader) func(p []byte) (int, error, bool) {
 		var n int
 		var rerr error
 		if err := rc.Read(func(fd uintptr) bool {
-			n, rerr = syscall.Read(int(fd), p)
+			n, rerr = readNow(int(fd), p)
 			return true // never wait in the poller
 		}); err != nil {
 			return 0, err, true // closed, or past the shutdown deadline
@@ -59,7 +59,7 @@ func newRcvLowat(r io.Reader) func(n int) {
 	}
 	return func(n int) {
 		_ = rc.Control(func(fd uintptr) {
-			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, n)
+			_ = setRcvLowat(int(fd), n)
 		})
 	}
 }
