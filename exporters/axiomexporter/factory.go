@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -57,7 +58,7 @@ func createDefaultConfig() component.Config {
 	return cfg
 }
 
-func exporterOptions(cfg *Config, start component.StartFunc, shutdown component.ShutdownFunc) []exporterhelper.Option {
+func exporterOptions(cfg *Config, queue exporterhelper.Option, start component.StartFunc, shutdown component.ShutdownFunc) []exporterhelper.Option {
 	return []exporterhelper.Option{
 		exporterhelper.WithStart(start),
 		exporterhelper.WithShutdown(shutdown),
@@ -65,7 +66,7 @@ func exporterOptions(cfg *Config, start component.StartFunc, shutdown component.
 		// Each HTTP request is bounded by the client's timeout instead.
 		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{Timeout: 0}),
 		exporterhelper.WithRetry(cfg.RetryConfig),
-		exporterhelper.WithQueue(cfg.QueueConfig),
+		queue,
 	}
 }
 
@@ -75,7 +76,11 @@ func createLogs(ctx context.Context, set exporter.Settings, c component.Config) 
 	if err != nil {
 		return nil, err
 	}
-	inner, err := exporterhelper.NewLogs(ctx, set, cfg, e.pushLogs, exporterOptions(cfg, e.start, e.shutdown)...)
+	// The queue and batcher weigh records as Axiom events (logsbatch.go).
+	queue := xexporterhelper.WithQueueBatch(cfg.QueueConfig, xexporterhelper.QueueBatchSettings{
+		Encoding: logsEncoding{e.weigher}, ReferenceCounter: logsRefs{},
+	})
+	inner, err := xexporterhelper.NewLogsRequest(ctx, set, e.newRequest, e.pushRequest, exporterOptions(cfg, queue, e.start, e.shutdown)...)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +93,7 @@ func createTraces(ctx context.Context, set exporter.Settings, c component.Config
 	if err != nil {
 		return nil, err
 	}
-	inner, err := exporterhelper.NewTraces(ctx, set, cfg, e.pushTraces, exporterOptions(cfg, e.start, e.shutdown)...)
+	inner, err := exporterhelper.NewTraces(ctx, set, cfg, e.pushTraces, exporterOptions(cfg, exporterhelper.WithQueue(cfg.QueueConfig), e.start, e.shutdown)...)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ type logsExporter struct {
 	axiom     *axiomclient.Client
 	encoders  encoderPool
 	maxEvents int
+	weigher   *logsWeigher
 	// accepting: Axiom accepted the last request, so the report of drops
 	// made since may still go at shutdown (see shutdown).
 	accepting atomic.Bool
@@ -46,7 +47,7 @@ func newLogsExporter(cfg *Config, set exporter.Settings) (*logsExporter, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &logsExporter{base: b, encoders: newEncoderPool(), maxEvents: maxEventsPerRequest}, nil
+	return &logsExporter{base: b, encoders: newEncoderPool(), maxEvents: maxEventsPerRequest, weigher: newLogsWeigher()}, nil
 }
 
 func (e *logsExporter) start(ctx context.Context, host component.Host) error {
@@ -66,9 +67,11 @@ func (e *logsExporter) start(ctx context.Context, host component.Host) error {
 }
 
 // pushLogs encodes ld into requests of at most maxEvents events and at
-// most the batch's bytes (uncompressed). Each request is retried on its own
-// (see deliver), so nothing Axiom accepted is sent twice; a request
-// rejected for good does not stop the others.
+// most the batch's bytes (uncompressed). A batch of the sending queue is
+// one request by construction (logsbatch.go): the cut here is for logs
+// pushed with the queue turned off, or queued by an earlier version. Each
+// request is retried on its own (see deliver), so nothing Axiom accepted is
+// sent twice; a request rejected for good does not stop the others.
 func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 	defer e.pushStarted()()
 	enc := e.encoders.get()
