@@ -47,7 +47,7 @@ func newLogsExporter(cfg *Config, set exporter.Settings) (*logsExporter, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &logsExporter{base: b, encoders: newEncoderPool(), maxEvents: maxEventsPerRequest, weigher: newLogsWeigher()}, nil
+	return &logsExporter{base: b, encoders: newEncoderPool(), maxEvents: maxEventsPerRequest, weigher: newLogsWeigher(cfg.batchBytes())}, nil
 }
 
 func (e *logsExporter) start(ctx context.Context, host component.Host) error {

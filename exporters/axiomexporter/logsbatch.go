@@ -18,21 +18,27 @@ import (
 )
 
 // This file is what the logs signal's sending queue holds and its batcher
-// merges and splits: plog.Logs weighed by what they will weigh as Axiom
-// events, so that a batch of at most batchBytes is one ingest request by
-// construction. A batch sent as two requests is deleted from the queue only
-// once both are accepted, and a kill between them sends the first again.
+// merges and splits: plog.Logs weighed by what they will weigh in an ingest
+// request, so that a batch of at most batchBytes is one request by
+// construction. A queued request whose records go out in two HTTP requests
+// is deleted from the queue only once both are accepted, and a kill between
+// them sends the first again: so the batcher also keeps each queued request
+// whole in one batch when it fits one.
 
 // logsWeigher weighs log records for the queue and the batcher. A record
-// weighs the larger of its NDJSON event (what the request carries) and its
-// protobuf (what the disk queue stores): the batch then fits the request,
-// and the memory and disk budgets stay no looser than pdata's own measure.
+// weighs the largest of its NDJSON event (what the request carries), its
+// protobuf (what the disk queue stores) and minEvent, its share of a
+// request that holds Axiom's 10,000 events: a batch of batchBytes then
+// fits one request by bytes and by events, and the memory and disk budgets
+// stay no looser than pdata's own measure.
 type logsWeigher struct {
-	maxEvents int       // per batch: Axiom's limit per request
-	scratch   sync.Pool // *[]byte, one event at a time
+	minEvent int
+	scratch  sync.Pool // *[]byte, one event at a time
 }
 
-func newLogsWeigher() *logsWeigher { return &logsWeigher{maxEvents: maxEventsPerRequest} }
+func newLogsWeigher(batchBytes int64) *logsWeigher {
+	return &logsWeigher{minEvent: int((batchBytes + maxEventsPerRequest - 1) / maxEventsPerRequest)}
+}
 
 // weighTime stands for the send time of records without a timestamp: its
 // nanoseconds give appendTime's longest form, so the event sent is never
@@ -60,7 +66,7 @@ func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.S
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
 				*buf = appendEvent((*buf)[:0], lr, raw, resource, weighTime)
-				fn(rl, sl, lr, max(len(*buf), protoSizer.LogRecordSize(lr)))
+				fn(rl, sl, lr, max(len(*buf), protoSizer.LogRecordSize(lr), w.minEvent))
 			}
 		}
 	}
@@ -104,44 +110,42 @@ func (r *logsRequest) OnError(err error) xexporterhelper.Request {
 	return r
 }
 
-// MergeSplit appends next (when not nil) to r and cuts the result, in
-// order, into batches of at most maxSize and at most maxEvents records: a
-// record goes to the next batch when it would take the current one over
-// either. A record heavier than maxSize goes alone (Axiom's 413, if it
-// comes, drops and counts it).
+// MergeSplit adds next (when not nil) to the batch r, and cuts what is
+// over maxSize. next joins r when both fit one batch; otherwise r goes as
+// it is and next starts the next batch, so that a queued request is not
+// split across batches (and requests) unless it is larger than one batch
+// by itself. Then it is cut in even parts, each over half a batch (the
+// batcher's min_size) as far as its records allow, so that they all go at
+// once rather than the last one waiting for more.
 func (r *logsRequest) MergeSplit(_ context.Context, maxSize int, sizer exporterhelper.RequestSizerType, next xexporterhelper.Request) ([]xexporterhelper.Request, error) {
-	byItems := sizer == exporterhelper.RequestSizerTypeItems
-	if !byItems && sizer != exporterhelper.RequestSizerTypeBytes {
-		return nil, fmt.Errorf("the axiom exporter batches logs by bytes or items, not %v", sizer.String())
+	if sizer != exporterhelper.RequestSizerTypeBytes {
+		return nil, fmt.Errorf("the axiom exporter batches logs by bytes (budget.go), not %v", sizer.String())
 	}
+	var out []xexporterhelper.Request
 	if next != nil {
 		nr, ok := next.(*logsRequest)
 		if !ok {
 			return nil, fmt.Errorf("cannot merge a %T into logs", next)
 		}
-		weight := -1
-		if r.weight >= 0 && nr.weight >= 0 {
-			weight = r.weight + nr.weight
+		if maxSize <= 0 || r.BytesSize()+nr.BytesSize() <= maxSize {
+			weight := r.BytesSize() + nr.BytesSize()
+			nr.ld.ResourceLogs().MoveAndAppendTo(r.ld.ResourceLogs())
+			r.weight = weight
+			return []xexporterhelper.Request{r}, nil
 		}
-		nr.ld.ResourceLogs().MoveAndAppendTo(r.ld.ResourceLogs())
-		r.weight = weight
+		out, r = append(out, r), nr
 	}
-	maxEvents := r.w.maxEvents
-	if byItems && maxSize > 0 {
-		maxEvents = min(maxEvents, maxSize)
+	if maxSize <= 0 || r.BytesSize() <= maxSize {
+		return append(out, r), nil
 	}
-	if r.ItemsCount() <= maxEvents && (byItems || maxSize <= 0 || r.BytesSize() <= maxSize) {
-		return []xexporterhelper.Request{r}, nil
-	}
-	if byItems {
-		maxSize = 0
-	}
-	return r.split(maxSize, maxEvents), nil
+	return append(out, r.split(maxSize)...), nil
 }
 
-// split moves r's records into batches of at most maxSize (0: any) and
-// maxEvents records.
-func (r *logsRequest) split(maxSize, maxEvents int) []xexporterhelper.Request {
+// split moves r's records, in order, into the fewest even parts of at most
+// maxSize each (a record heavier than maxSize goes alone: Axiom's 413, if
+// it comes, drops and counts it).
+func (r *logsRequest) split(maxSize int) []xexporterhelper.Request {
+	total := r.BytesSize()
 	var (
 		out    []xexporterhelper.Request
 		cur    *logsRequest
@@ -149,15 +153,19 @@ func (r *logsRequest) split(maxSize, maxEvents int) []xexporterhelper.Request {
 		dstSL  plog.ScopeLogs
 		lastRL plog.ResourceLogs
 		lastSL plog.ScopeLogs
-		events int
+		done   int // weight of the parts before cur
+		end    int // where cur's even share of what is left ends
 	)
 	r.w.each(r.ld, func(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, weight int) {
-		full := events == maxEvents || maxSize > 0 && events > 0 && cur.weight+weight > maxSize
-		if cur == nil || full {
+		if cur == nil || cur.weight > 0 && (cur.weight+weight > maxSize || done+cur.weight+weight/2 > end) {
+			if cur != nil {
+				done += cur.weight
+			}
+			left := total - done
+			end = done + left/((left+maxSize-1)/maxSize)
 			cur = r.w.request(plog.NewLogs())
 			cur.weight = 0
 			out = append(out, cur)
-			events = 0
 			lastRL, lastSL = plog.ResourceLogs{}, plog.ScopeLogs{}
 		}
 		if lastRL != rl {
@@ -173,7 +181,6 @@ func (r *logsRequest) split(maxSize, maxEvents int) []xexporterhelper.Request {
 			lastSL = sl
 		}
 		lr.MoveTo(dstSL.LogRecords().AppendEmpty()) // weighed already; r is done with
-		events++
 		cur.weight += weight
 	})
 	return out

@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
@@ -89,11 +90,34 @@ func startLogsExporter(t *testing.T, cfg *Config) *logsExporter {
 	return e
 }
 
-// The batcher cuts a queued stream into batches that each go to Axiom as
-// one request: pino lines and FireLens records (whose NDJSON, with the
-// resource on every event, is twice their protobuf) fill a batch by bytes,
-// short Forward records by Axiom's 10,000 events. A batch sent as two
-// requests is what a kill between the two duplicates.
+// oneByOne copies each record of ld into a plog.Logs of its own, with its
+// resource and scope, as a source that queues every line alone would.
+func oneByOne(ld plog.Logs) []plog.Logs {
+	var out []plog.Logs
+	for i := 0; i < ld.ResourceLogs().Len(); i++ {
+		rl := ld.ResourceLogs().At(i)
+		for j := 0; j < rl.ScopeLogs().Len(); j++ {
+			sl := rl.ScopeLogs().At(j)
+			for k := 0; k < sl.LogRecords().Len(); k++ {
+				one := plog.NewLogs()
+				orl := one.ResourceLogs().AppendEmpty()
+				rl.Resource().CopyTo(orl.Resource())
+				osl := orl.ScopeLogs().AppendEmpty()
+				sl.Scope().CopyTo(osl.Scope())
+				sl.LogRecords().At(k).CopyTo(osl.LogRecords().AppendEmpty())
+				out = append(out, one)
+			}
+		}
+	}
+	return out
+}
+
+// A batch the batcher fills to the brim goes to Axiom as one request: pino
+// lines and FireLens records (whose NDJSON, with the resource on every
+// event, is twice their protobuf) fill it by bytes, short Forward records
+// by Axiom's 10,000 events. So does each part of a queued request larger
+// than a batch. A batch sent as two requests is what a kill between the
+// two duplicates.
 func TestBatchesAreOneRequestEach(t *testing.T) {
 	for name, records := range map[string]func(int) plog.Logs{
 		"pino lines": pinoLines, "forward records": forwardRecords, "firelens records": fireLensRecords,
@@ -103,35 +127,53 @@ func TestBatchesAreOneRequestEach(t *testing.T) {
 			cfg := testConfig(srv.URL())
 			e := startLogsExporter(t, cfg)
 			maxSize := int(cfg.batchBytes())
-			const n = 25_000
-			ld := records(n)
-			heaviest := 0
-			e.weigher.each(ld, func(_ plog.ResourceLogs, _ plog.ScopeLogs, _ plog.LogRecord, weight int) {
-				heaviest = max(heaviest, weight)
-			})
-
-			batches, err := e.weigher.request(ld).MergeSplit(context.Background(), maxSize, exporterhelper.RequestSizerTypeBytes, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(batches) < 2 {
-				t.Fatalf("%d records made %d batches; the test wants full ones", n, len(batches))
-			}
-			for i, b := range batches {
-				r := b.(*logsRequest)
-				if full := r.ItemsCount() == maxEventsPerRequest || r.BytesSize()+heaviest > maxSize; i < len(batches)-1 && !full {
-					t.Errorf("batch %d is not full: %d events, %d of %d bytes", i, r.ItemsCount(), r.BytesSize(), maxSize)
-				}
-				before := len(srv.Requests())
+			push := func(what string, r *logsRequest) {
+				t.Helper()
+				before, events := len(srv.Requests()), r.ItemsCount()
 				if err := e.pushLogs(context.Background(), r.ld); err != nil {
 					t.Fatal(err)
 				}
 				if got := len(srv.Requests()) - before; got != 1 {
-					t.Errorf("batch %d (%d events, weighing %d bytes) went as %d requests", i, r.ItemsCount(), r.BytesSize(), got)
+					t.Errorf("%s (%d events, weighing %d bytes) went as %d requests", what, events, r.BytesSize(), got)
 				}
 			}
-			if got := srv.EventCount(logsDS); got != n {
-				t.Errorf("%d events arrived, want %d", got, n)
+
+			// Queued one record at a time, the batch fills until the next
+			// record does not fit.
+			const n = 25_000
+			var batch *logsRequest
+			for _, one := range oneByOne(records(n)) {
+				next := e.weigher.request(one)
+				if batch == nil {
+					batch = next
+					continue
+				}
+				got, err := batch.MergeSplit(context.Background(), maxSize, exporterhelper.RequestSizerTypeBytes, next)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) > 1 {
+					full := got[0].(*logsRequest)
+					if full.ItemsCount() < maxEventsPerRequest && full.BytesSize()+next.BytesSize() <= maxSize {
+						t.Fatalf("the batcher cut a batch of %d events, %d bytes, that had room for a record of %d", full.ItemsCount(), full.BytesSize(), next.BytesSize())
+					}
+					t.Logf("a full batch: %d events, %d of %d bytes", full.ItemsCount(), full.BytesSize(), maxSize)
+					push("a full batch", full)
+					break
+				}
+				batch = got[0].(*logsRequest)
+			}
+			if got := srv.EventCount(logsDS); got == 0 {
+				t.Fatalf("%d records never filled a batch", n)
+			}
+
+			// One queued request of n records.
+			parts, err := e.weigher.request(records(n)).MergeSplit(context.Background(), maxSize, exporterhelper.RequestSizerTypeBytes, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range parts {
+				push(fmt.Sprintf("part %d of %d", i, len(parts)), p.(*logsRequest))
 			}
 		})
 	}
@@ -146,7 +188,7 @@ func TestBatchWeightCoversItsRequest(t *testing.T) {
 		"text lines":    stringLogs(500),
 		"no timestamps": sizedLogs(10, 200, 3000),
 	} {
-		r := newLogsWeigher().request(ld)
+		r := newLogsWeigher(testConfig("").batchBytes()).request(ld)
 		enc := newEncoderPool().get()
 		var resource []byte
 		for i := 0; i < ld.ResourceLogs().Len(); i++ {
@@ -165,38 +207,51 @@ func TestBatchWeightCoversItsRequest(t *testing.T) {
 	}
 }
 
-// Merging appends in order; a record heavier than a whole batch goes alone
-// rather than being dropped (Axiom's 413 decides); by items, batches hold
-// at most maxSize records.
-func TestMergeSplitKeepsOrderAndEveryRecord(t *testing.T) {
-	w := newLogsWeigher()
-	a := w.request(sizedLogs(100, 100, 100))
-	b := w.request(sizedLogs(5000, 100, 100, 100))
-	got, err := a.MergeSplit(context.Background(), 1000, exporterhelper.RequestSizerTypeBytes, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var counts []int
-	var order []string
-	for _, r := range got {
-		lr := r.(*logsRequest)
-		counts = append(counts, lr.ItemsCount())
-		if lr.BytesSize() > 1000 && lr.ItemsCount() > 1 {
-			t.Errorf("a batch of %d records weighs %d, over 1000", lr.ItemsCount(), lr.BytesSize())
+// A queued request is not split across batches when it fits one: the
+// batch goes as it is and the request starts the next. One larger than a
+// batch is cut into even parts, each over half a batch (min_size), so none
+// of them waits for more; a record heavier than a batch goes alone, not
+// dropped (Axiom's 413 decides). Records keep their order.
+func TestMergeSplitKeepsQueuedRequestsWhole(t *testing.T) {
+	w := newLogsWeigher(1000)
+	batches := func(r *logsRequest, next *logsRequest) (weights, counts []int, order []string) {
+		t.Helper()
+		var nx xexporterhelper.Request
+		if next != nil {
+			nx = next
 		}
-		if lr.weight != w.weigh(lr.ld) {
-			t.Errorf("batch weight %d, its records weigh %d", lr.weight, w.weigh(lr.ld))
+		got, err := r.MergeSplit(context.Background(), 1000, exporterhelper.RequestSizerTypeBytes, nx)
+		if err != nil {
+			t.Fatal(err)
 		}
-		w.each(lr.ld, func(_ plog.ResourceLogs, _ plog.ScopeLogs, rec plog.LogRecord, _ int) {
-			index, _, _ := strings.Cut(rec.Body().Str(), ":")
-			order = append(order, index)
-		})
+		for _, b := range got {
+			lr := b.(*logsRequest)
+			if lr.weight != w.weigh(lr.ld) {
+				t.Errorf("batch weight %d, its records weigh %d", lr.weight, w.weigh(lr.ld))
+			}
+			weights, counts = append(weights, lr.BytesSize()), append(counts, lr.ItemsCount())
+			w.each(lr.ld, func(_ plog.ResourceLogs, _ plog.ScopeLogs, rec plog.LogRecord, _ int) {
+				index, _, _ := strings.Cut(rec.Body().Str(), ":")
+				order = append(order, index)
+			})
+		}
+		return weights, counts, order
 	}
-	if fmt.Sprint(counts) != "[3 1 3]" || strings.Join(order, ",") != "0,1,2,0,1,2,3" {
-		t.Errorf("batches of %v records, in the order %v; want [3 1 3] and 0,1,2,0,1,2,3", counts, order)
+	four := func() *logsRequest { return w.request(sizedLogs(50, 50, 50, 50)) } // 4 records of ~100
+	if _, counts, _ := batches(four(), four()); fmt.Sprint(counts) != "[8]" {
+		t.Errorf("two requests that fit one batch made batches of %v records, want [8]", counts)
 	}
-	got, err = w.request(stringLogs(25)).MergeSplit(context.Background(), 10, exporterhelper.RequestSizerTypeItems, nil)
-	if err != nil || len(got) != 3 || got[2].ItemsCount() != 5 {
-		t.Errorf("25 records by 10 items: %d batches, %v", len(got), err)
+	big := w.request(sizedLogs(60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60)) // over one batch
+	if _, counts, order := batches(four(), big); fmt.Sprint(counts) != "[4 7 7]" || strings.Join(order[:6], ",") != "0,1,2,3,0,1" {
+		t.Errorf("a batch and a request larger than one made batches of %v records (order %v), want [4 7 7]", counts, order)
+	}
+	weights, counts, order := batches(w.request(sizedLogs(50, 5000, 50, 50, 50)), nil)
+	if fmt.Sprint(counts) != "[1 1 3]" || strings.Join(order, ",") != "0,1,2,3,4" {
+		t.Errorf("a record heavier than a batch among others: batches of %v records, order %v; want [1 1 3]", counts, order)
+	}
+	for i, weight := range weights {
+		if i != 1 && weight > 1000 {
+			t.Errorf("batch %d weighs %d, over 1000", i, weight)
+		}
 	}
 }

@@ -119,7 +119,8 @@ func TestShutdownDrainsPersistentQueue(t *testing.T) {
 	cfg := testConfig(srv.URL())
 	cfg.QueueConfig = NewFactory().CreateDefaultConfig().(*Config).QueueConfig
 	cfg.QueueConfig.Get().StorageID = &storageID
-	cfg.ShutdownTimeout = time.Minute // generous: only bounds a failing test
+	cfg.QueueConfig = cfg.queueConfig() // on disk: sized by the disk budget
+	cfg.ShutdownTimeout = time.Minute   // generous: only bounds a failing test
 	exp, err := NewFactory().CreateLogs(context.Background(), newHarness().set, cfg)
 	if err != nil {
 		t.Fatal(err)
