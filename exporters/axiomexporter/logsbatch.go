@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/xpdata/pref"
 	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
@@ -33,7 +34,8 @@ import (
 // stay no looser than pdata's own measure.
 type logsWeigher struct {
 	minEvent int
-	scratch  sync.Pool // *[]byte, one event at a time
+	mu       sync.Mutex
+	scratch  []byte // one event, or a raw event's attributes, at a time
 }
 
 func newLogsWeigher(batchBytes int64) *logsWeigher {
@@ -47,12 +49,11 @@ var weighTime = time.Date(2000, 1, 1, 0, 0, 0, 123456789, time.UTC)
 
 var protoSizer plog.ProtoMarshaler
 
-// each calls fn with every record of ld, in order, and its weight.
+// each calls fn with every record of ld, in order, and its weight; fn
+// must not weigh.
 func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, weight int)) {
-	buf, _ := w.scratch.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
-	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	var resource []byte
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
@@ -65,14 +66,50 @@ func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.S
 			lrs := sl.LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
-				*buf = appendEvent((*buf)[:0], lr, raw, resource, weighTime)
-				fn(rl, sl, lr, max(len(*buf), protoSizer.LogRecordSize(lr), w.minEvent))
+				fn(rl, sl, lr, max(w.eventSize(lr, raw, resource), protoSizer.LogRecordSize(lr), w.minEvent))
 			}
 		}
 	}
-	if cap(*buf) <= maxPooledBuffer {
-		w.scratch.Put(buf)
+	if cap(w.scratch) > maxPooledBuffer {
+		w.scratch = nil
 	}
+}
+
+// eventSize is the length of lr's NDJSON event (appendEvent). A raw
+// record's body, up to Axiom's 1 MB field, is counted rather than copied:
+// copying 1 MiB lines to weigh them raised peak RSS by ~4 MB.
+func (w *logsWeigher) eventSize(lr plog.LogRecord, raw bool, resource []byte) int {
+	if body := lr.Body(); raw && body.Type() == pcommon.ValueTypeStr {
+		if obj, ok := rawObject(body.Str()); ok {
+			return w.rawEventSize(obj, lr.Attributes(), resource)
+		}
+	}
+	w.scratch = appendEvent(w.scratch[:0], lr, raw, resource, weighTime)
+	return len(w.scratch)
+}
+
+// rawEventSize is the length of appendRawEvent's line.
+func (w *logsWeigher) rawEventSize(obj string, attrs pcommon.Map, resource []byte) int {
+	if attrs.Len() == 0 && len(resource) == 0 {
+		return len(obj) + 1
+	}
+	n := len("{")
+	if attrs.Len() > 0 {
+		w.scratch = appendMap(w.scratch[:0], attrs)
+		n += len(`"attributes":`) + len(w.scratch)
+	}
+	if len(resource) > 0 {
+		if attrs.Len() > 0 {
+			n += len(",")
+		}
+		n += len(`"resource":`) + len(resource)
+	}
+	if rest := obj[1:]; !isEmptyObjectRest(rest) {
+		n += len(",") + len(rest)
+	} else {
+		n += len("}")
+	}
+	return n + len("\n")
 }
 
 func (w *logsWeigher) weigh(ld plog.Logs) int {

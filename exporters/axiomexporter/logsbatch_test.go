@@ -255,3 +255,27 @@ func TestMergeSplitKeepsQueuedRequestsWhole(t *testing.T) {
 		}
 	}
 }
+
+// The weigher counts a raw event's length without copying its body: it
+// must be the length appendEvent writes, for every shape of splice.
+func TestEventSizeIsTheEventsLength(t *testing.T) {
+	w := newLogsWeigher(2 << 20)
+	resource := appendResource(nil, fireLensRecords(1).ResourceLogs().At(0))
+	for _, body := range []string{`{"a":1}`, "  {\"a\":\n1} ", `{}`, `{ }`, `[1]`, `not json`, ``} {
+		for _, attrs := range []map[string]string{nil, {"log.iostream": "stdout", "k\"ey": "v\x01"}} {
+			for _, res := range [][]byte{nil, resource} {
+				for _, raw := range []bool{true, false} {
+					lr := plog.NewLogRecord()
+					lr.Body().SetStr(body)
+					for k, v := range attrs {
+						lr.Attributes().PutStr(k, v)
+					}
+					want := len(appendEvent(nil, lr, raw, res, weighTime))
+					if got := w.eventSize(lr, raw, res); got != want {
+						t.Errorf("body %q, %d attributes, resource %t, raw %t: size %d, the event is %d", body, len(attrs), res != nil, raw, got, want)
+					}
+				}
+			}
+		}
+	}
+}
