@@ -50,5 +50,27 @@ export declare class StdoutSpanExporter {
   shutdown(): Promise<void>;
 }
 
+export interface StdoutSpanProcessorOptions extends StdoutSpanExporterOptions {
+  /** A line is written once it holds this many bytes; default 65,536 (64 KiB). A span larger than that gets a line of its own, up to maxLineBytes. */
+  lineBytes?: number;
+  /** How long a span waits at most in a line that is not full, in milliseconds; default 200. */
+  delayMillis?: number;
+}
+
+/**
+ * A SpanProcessor that encodes each sampled span as it ends into the line being built and writes the line
+ * (one write call) when it reaches lineBytes, after delayMillis, and on forceFlush() and shutdown(). Use it
+ * instead of a BatchSpanProcessor with a StdoutSpanExporter: it keeps no span objects, only one line of text.
+ */
+export declare class StdoutSpanProcessor {
+  constructor(options?: StdoutSpanProcessorOptions);
+  /** Spans dropped so far: the destination was congested or failed, a span was larger than a line or unreadable, or ended after shutdown. */
+  readonly droppedSpans: number;
+  onStart(span: unknown, parentContext: unknown): void;
+  onEnd(span: ReadableSpanLike): void;
+  forceFlush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
 /** A pino `mixin` adding trace_id, span_id and trace_flags of the active span to each line. */
 export declare function pinoTraceMixin(): { trace_id?: string; span_id?: string; trace_flags?: string };

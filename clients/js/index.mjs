@@ -1,3 +1,3 @@
 import cjs from './index.cjs';
 
-export const { StdoutSpanExporter, pinoTraceMixin, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING_BYTES } = cjs;
+export const { StdoutSpanExporter, StdoutSpanProcessor, pinoTraceMixin, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING_BYTES } = cjs;

@@ -10,9 +10,10 @@
 // otlp-transformer's output.
 //
 // The JSON text is written directly, without building the request's objects
-// first: this runs in the app, for every span it makes. Spans are grouped by
-// resource and scope, then each is encoded once and added to the line being
-// built, which is closed when the next span would take it past the limit.
+// first: this runs in the app, for every span it makes. Each span is encoded
+// once (span) and added to the Line being built, which groups it under its
+// resource and scope; a line is closed when the next span would take it
+// past the limit.
 //
 // The text is ASCII: every other character is written as a \u escape (the
 // same JSON value). Container runtimes cut long lines into 16 KiB pieces
@@ -144,8 +145,8 @@ function span(s) {
     ',"flags":' + flags(ctx.traceFlags, parent && parent.isRemote) + '}';
 }
 
-// A resource's or scope's group in a request: the text that opens it (up to
-// its list of children) and the text that closes it.
+// A resource's or scope's group in a line: the text that opens it (up to
+// its list of children), the text that closes it, and its children.
 function resourceGroup(r) {
   const schema = r.schemaUrl ? member('schemaUrl', r.schemaUrl) : '';
   return {
@@ -162,91 +163,127 @@ function scopeGroup(sc) {
   if (sc.attributes && Object.keys(sc.attributes).length > 0) {
     scope += ',"attributes":' + keyValues(sc.attributes) + ',"droppedAttributesCount":' + num(sc.droppedAttributesCount ?? 0);
   }
-  return { head: '{"scope":' + scope + '},"spans":[', tail: ']' + member('schemaUrl', sc.schemaUrl) + '}', spans: [] };
+  return { head: '{"scope":' + scope + '},"spans":[', tail: ']' + member('schemaUrl', sc.schemaUrl) + '}', text: '', spans: 0 };
 }
 
-// group sorts spans by resource (by identity, as the SDK shares one Resource
-// per provider) and by scope (name, version and schema URL), in order of
-// first appearance, as otlp-transformer does. A scope's key is made once
-// per scope object (one per tracer), not once per span.
-function group(spans) {
-  const resources = new Map();
-  for (let i = 0; i < spans.length; i++) {
-    const s = spans[i];
-    let res = resources.get(s.resource);
-    if (!res) {
-      res = resourceGroup(s.resource);
-      resources.set(s.resource, res);
-    }
-    const sc = s.instrumentationScope;
-    let scope = res.byScope.get(sc);
-    if (!scope) {
-      const key = sc.name + '@' + (sc.version || '') + ':' + (sc.schemaUrl || '');
-      scope = res.byKey.get(key);
-      if (!scope) {
-        scope = scopeGroup(sc);
-        res.byKey.set(key, scope);
-        res.scopes.push(scope);
-      }
-      res.byScope.set(sc, scope);
-    }
-    scope.spans.push(s);
-  }
-  return resources.values();
+// scopeKey is what otlp-transformer groups scopes by.
+function scopeKey(sc) {
+  return sc.name + '@' + (sc.version || '') + ':' + (sc.schemaUrl || '');
 }
 
 const LINE_HEAD = '{"resourceSpans":[';
 const LINE_TAIL = ']}\n';
 
+// Line is one ExportTraceServiceRequest line built span by span. It groups
+// its spans by resource (by identity, as the SDK shares one Resource per
+// provider) and by scope (name, version and schema URL), in order of first
+// appearance, as otlp-transformer does: its text is the transformer's
+// encoding of the spans added.
+class Line {
+  /** The length of the text take() returns, newline included (the text is ASCII: bytes too). */
+  bytes = LINE_HEAD.length + LINE_TAIL.length;
+  /** The spans added. */
+  spans = 0;
+  #resources = new Map(); // resource → group
+
+  // add adds a span and its JSON (span(s)) if the line stays at most
+  // maxBytes long, and tells whether it did.
+  add(s, json, maxBytes) {
+    let res = this.#resources.get(s.resource);
+    let grow = json.length;
+    let scope;
+    if (res) {
+      scope = res.byScope.get(s.instrumentationScope) || res.byKey.get(scopeKey(s.instrumentationScope));
+      grow += 1; // the comma before it, in its scope or before its new scope
+    } else {
+      res = resourceGroup(s.resource);
+      grow += res.head.length + res.tail.length + (this.#resources.size ? 1 : 0);
+    }
+    if (!scope) {
+      scope = scopeGroup(s.instrumentationScope);
+      grow += scope.head.length + scope.tail.length;
+    }
+    if (this.bytes + grow > maxBytes) return false;
+    if (!this.#resources.has(s.resource)) this.#resources.set(s.resource, res);
+    if (scope.spans === 0) {
+      res.scopes.push(scope);
+      res.byKey.set(scopeKey(s.instrumentationScope), scope);
+      scope.text = json;
+    } else {
+      scope.text += ',' + json;
+    }
+    res.byScope.set(s.instrumentationScope, scope);
+    scope.spans++;
+    this.bytes += grow;
+    this.spans++;
+    return true;
+  }
+
+  // take returns the line's text and spans and empties it.
+  take() {
+    let text = LINE_HEAD;
+    let r = 0;
+    for (const res of this.#resources.values()) {
+      text += (r++ ? ',' : '') + res.head;
+      for (let i = 0; i < res.scopes.length; i++) text += (i ? ',' : '') + res.scopes[i].head + res.scopes[i].text + res.scopes[i].tail;
+      text += res.tail;
+    }
+    const line = { text: text + LINE_TAIL, spans: this.spans, bytes: this.bytes };
+    this.#resources = new Map();
+    this.bytes = LINE_HEAD.length + LINE_TAIL.length;
+    this.spans = 0;
+    return line;
+  }
+}
+
+// grouped returns spans in otlp-transformer's order: by resource, then by
+// scope, in order of first appearance. A scope's key is made once per scope
+// object (one per tracer), not once per span.
+function grouped(spans) {
+  const resources = new Map(); // resource → {scopes: Map key → spans, keys: Map scope object → key}
+  for (let i = 0; i < spans.length; i++) {
+    const s = spans[i];
+    let res = resources.get(s.resource);
+    if (!res) {
+      res = { scopes: new Map(), keys: new Map() };
+      resources.set(s.resource, res);
+    }
+    const sc = s.instrumentationScope;
+    let key = res.keys.get(sc);
+    if (key === undefined) {
+      key = scopeKey(sc);
+      res.keys.set(sc, key);
+    }
+    const list = res.scopes.get(key);
+    if (list) list.push(s);
+    else res.scopes.set(key, [s]);
+  }
+  const out = [];
+  for (const res of resources.values()) for (const list of res.scopes.values()) out.push(...list);
+  return out;
+}
+
 // encodeLines encodes spans as ExportTraceServiceRequest JSON lines, each
 // `{text, spans, bytes}`: the text ends in "\n" and is bytes long, at most
-// maxBytes (newline included); spans is how many spans it holds. A span that
-// cannot fit in a line of its own is left out; the count of those is
-// `tooLarge`.
+// maxBytes (newline included); spans is how many spans it holds. Together
+// the lines hold the spans in otlp-transformer's order, each line the
+// transformer's encoding of its spans. A span that cannot fit in a line of
+// its own is left out; the count of those is `tooLarge`.
 function encodeLines(spans, maxBytes) {
   const lines = [];
   let tooLarge = 0;
-  let text = ''; // the line being built, without its closing
-  let count = 0; // the spans in it
-  let res = null; // the resource and scope groups open in it
-  let scope = null;
-
-  for (const r of group(spans)) {
-    for (const sc of r.scopes) {
-      const close = sc.tail + r.tail + LINE_TAIL; // what closes a line ending in this scope
-      for (let i = 0; i < sc.spans.length; i++) {
-        const json = span(sc.spans[i]);
-        let prefix; // what goes before the span in the open line
-        if (count === 0) prefix = null;
-        else if (r === res && sc === scope) prefix = ',';
-        else if (r === res) prefix = scope.tail + ',' + sc.head;
-        else prefix = scope.tail + res.tail + ',' + r.head + sc.head;
-        if (prefix !== null && text.length + prefix.length + json.length + close.length <= maxBytes) {
-          text += prefix + json;
-        } else {
-          if (count > 0) {
-            const line = text + scope.tail + res.tail + LINE_TAIL;
-            lines.push({ text: line, spans: count, bytes: line.length });
-          }
-          text = LINE_HEAD + r.head + sc.head;
-          count = 0;
-          if (text.length + json.length + close.length > maxBytes) {
-            tooLarge++;
-            continue;
-          }
-          text += json;
-        }
-        count++;
-        res = r;
-        scope = sc;
-      }
+  const line = new Line();
+  for (const s of grouped(spans)) {
+    const json = span(s);
+    if (line.add(s, json, maxBytes)) continue;
+    if (line.spans > 0) {
+      lines.push(line.take());
+      if (line.add(s, json, maxBytes)) continue;
     }
+    tooLarge++;
   }
-  if (count > 0) {
-    const line = text + scope.tail + res.tail + LINE_TAIL;
-    lines.push({ text: line, spans: count, bytes: line.length });
-  }
+  if (line.spans > 0) lines.push(line.take());
   return { lines, tooLarge };
 }
 
-module.exports = { encodeLines };
+module.exports = { encodeLines, Line, span };

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { encodeLines } from '../src/encode.cjs';
+import { StdoutSpanProcessor } from '../index.mjs';
 import { sampleSpans, oracleText } from './spans.mjs';
 
 // SDK 3.x lives in its own fixture package (test/sdk3), installed by
@@ -29,4 +30,21 @@ test('spans of @opentelemetry/sdk-trace 3.x encode as otlp-transformer 0.3xx enc
   assert.equal(tooLarge, 0);
   assert.equal(lines.length, 1);
   assert.equal(lines[0].text, oracleText(JsonTraceSerializer, spans) + '\n');
+});
+
+test('the StdoutSpanProcessor is a span processor of @opentelemetry/sdk-trace 3.x', { skip: !installed && process.env.CI !== 'true' && 'run scripts/setup.sh (npm ci in test/sdk3)' }, async () => {
+  const require = createRequire(fixture);
+  const trace = require('@opentelemetry/sdk-trace');
+  const { JsonTraceSerializer } = require('@opentelemetry/otlp-transformer');
+  const chunks = [];
+  const mem = new trace.InMemorySpanExporter();
+  const provider = new trace.TracerProvider({
+    spanProcessors: [new StdoutSpanProcessor({ destination: { write: (t) => chunks.push(t) } }), new trace.SimpleSpanProcessor({ exporter: mem })],
+  });
+  const tracer = provider.getTracer('sdk3', '3');
+  for (let i = 0; i < 5; i++) tracer.startSpan(`span ${i}`, { attributes: { i } }).end();
+  await provider.forceFlush();
+  assert.equal(chunks.length, 1);
+  assert.equal(chunks[0], oracleText(JsonTraceSerializer, mem.getFinishedSpans()) + '\n');
+  await provider.shutdown();
 });
