@@ -55,7 +55,10 @@ func StringEnd[T Text](s T, i int) (end int, escaped, ok bool) {
 			x := load64(s, i)
 			quote := x ^ ('"' * ones)
 			slash := x ^ ('\\' * ones)
-			special := ((quote-ones)&^quote | (slash-ones)&^slash | (x-0x20*ones)&^x) & highs
+			// quote and slash have their high bits where x has, so the three
+			// zero tests share one mask of x's high bits (bytes from 0x80,
+			// UTF-8, are never flagged).
+			special := ((quote - ones) | (slash - ones) | (x - 0x20*ones)) &^ x & highs
 			if special == 0 {
 				i += 8
 				continue
