@@ -65,7 +65,6 @@ package decode
 
 import (
 	"bytes"
-	"encoding/hex"
 	"math"
 	"time"
 	"unicode/utf8"
@@ -490,7 +489,7 @@ func hexID(id, line []byte, o *object, keys ...int) {
 		if len(v) != 2*len(id)+2 || v[0] != '"' {
 			continue
 		}
-		if _, err := hex.Decode(id, v[1:len(v)-1]); err == nil {
+		if decodeHex(id, v[1:len(v)-1]) {
 			return
 		}
 		clear(id)
