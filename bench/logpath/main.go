@@ -6,7 +6,7 @@
 // baseline measured in the same run on the same bytes: `cat` into
 // /dev/null, the least any stdin consumer can cost.
 //
-//	go run ./bench/logpath -sidecar ./sidecar [-lines 2000000] [-gomaxprocs 1] [-cpu 1] [-keep]
+//	go run ./bench/logpath -sidecar ./sidecar [-lines 2000000] [-gomaxprocs 1] [-cpu 1] [-keep] [-disk=false]
 //
 // With -cpu, the sidecar and the baselines run pinned to that core (taskset),
 // as bench/run.sh pins its collectors. A second baseline is the compression
@@ -35,13 +35,14 @@ func main() {
 	lines := flag.Int("lines", 2_000_000, "pino lines to pipe through")
 	procs := flag.Int("gomaxprocs", 1, "GOMAXPROCS of the sidecar")
 	keep := flag.Bool("keep", false, "keep the work directory (config, sidecar log)")
+	disk := flag.Bool("disk", true, "also run the sidecar with its queue on disk")
 	flag.IntVar(&pinCPU, "cpu", -1, "pin the measured processes to this core (taskset); -1: not pinned")
 	flag.Parse()
 	if *sidecar == "" {
 		fmt.Fprintln(os.Stderr, "logpath: -sidecar is required")
 		os.Exit(2)
 	}
-	if err := run(*sidecar, *lines, *procs, *keep); err != nil {
+	if err := run(*sidecar, *lines, *procs, *keep, *disk); err != nil {
 		fmt.Fprintln(os.Stderr, "logpath:", err)
 		os.Exit(1)
 	}
@@ -66,7 +67,7 @@ type result struct {
 	peakRSS int64         // KiB
 }
 
-func run(sidecar string, lines, procs int, keep bool) error {
+func run(sidecar string, lines, procs int, keep, disk bool) error {
 	block, avg := pinoBlock(min(lines, blockLines))
 	input := repeatedInput{block: block, blockLines: min(lines, blockLines), lines: lines}
 	fmt.Printf("input: %d pino lines, %.0f bytes/line, %.1f MiB\n", lines, avg, avg*float64(lines)/(1<<20))
@@ -86,7 +87,11 @@ func run(sidecar string, lines, procs int, keep bool) error {
 
 	baselines := len(results)
 	var side result
-	for _, variant := range []struct{ name, state string }{{"memory queue", ""}, {"disk buffer", "state"}} {
+	variants := []struct{ name, state string }{{"memory queue", ""}, {"disk buffer", "state"}}
+	if !disk {
+		variants = variants[:1]
+	}
+	for _, variant := range variants {
 		r, err := runSidecar(sidecar, variant.name, variant.state, lines, procs, keep, input)
 		if err != nil {
 			return err
@@ -101,11 +106,14 @@ func run(sidecar string, lines, procs int, keep bool) error {
 			float64(lines)/r.wall.Seconds(), r.wall.Seconds(),
 			r.cpu.Seconds()/(float64(lines)/1e6), r.cpu.Seconds(), float64(r.peakRSS)/1024)
 	}
-	mem := results[baselines]
-	fmt.Printf("\ndisk buffer/memory queue: %.2fx the CPU, %.2fx the peak RSS\n",
-		side.cpu.Seconds()/max(mem.cpu.Seconds(), 1e-3), float64(side.peakRSS)/float64(max(mem.peakRSS, 1)))
-	fmt.Printf("sidecar/cat (disk buffer): %.1fx the CPU, %.1fx the wall time\n",
-		side.cpu.Seconds()/max(base.cpu.Seconds(), 1e-3), side.wall.Seconds()/base.wall.Seconds())
+	fmt.Println()
+	if disk {
+		mem := results[baselines]
+		fmt.Printf("disk buffer/memory queue: %.2fx the CPU, %.2fx the peak RSS\n",
+			side.cpu.Seconds()/max(mem.cpu.Seconds(), 1e-3), float64(side.peakRSS)/float64(max(mem.peakRSS, 1)))
+		fmt.Printf("sidecar/cat (disk buffer): %.1fx the CPU, %.1fx the wall time\n",
+			side.cpu.Seconds()/max(base.cpu.Seconds(), 1e-3), side.wall.Seconds()/base.wall.Seconds())
+	}
 	for _, r := range results[baselines:] {
 		fmt.Printf("%s: %.2f µs CPU per line, %.0f lines per CPU-second (goal ≥ 1000000)\n",
 			r.name, r.cpu.Seconds()*1e6/float64(lines), float64(lines)/r.cpu.Seconds())
