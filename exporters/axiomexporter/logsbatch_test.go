@@ -279,3 +279,16 @@ func TestEventSizeIsTheEventsLength(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWeighPinoLines is what the queue pays per record to weigh it
+// (once as it is queued, once more as a disk queue reads it back); compare
+// BenchmarkEncodeRawEvents, what a push pays to encode it.
+func BenchmarkWeighPinoLines(b *testing.B) {
+	const batch = 4096
+	ld := pinoLines(batch)
+	w := newLogsWeigher(2 << 20)
+	for b.Loop() {
+		w.weigh(ld)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/event")
+}
