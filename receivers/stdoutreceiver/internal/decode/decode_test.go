@@ -247,6 +247,13 @@ func TestDecodeFormats(t *testing.T) {
 			wantTime: time.UnixMilli(1764504000001), wantText: "silent",
 		},
 		{
+			name:     "a duplicate among plain keys, then an escaped key repeating a plain one",
+			line:     `{"time":1764504000000,"c":4,"c":5,"\u0061":1,"a":2,"level":30}`,
+			wantBody: `{"_time":1764504000000,"c":5,"a":2,"level":"info"}`,
+			wantTime: time.UnixMilli(1764504000000),
+			wantSev:  plog.SeverityNumberInfo, wantText: "info",
+		},
+		{
 			name:     "formatters.level text is kept as written",
 			line:     `{"level":"ERROR","time":1764504000000,"msg":"x"}`,
 			wantBody: `{"_time":1764504000000,"level":"ERROR","msg":"x"}`,

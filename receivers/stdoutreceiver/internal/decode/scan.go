@@ -15,6 +15,7 @@ import (
 // member locates one top-level "key": value pair in the line.
 type member struct {
 	keyStart int // index of the key's opening quote
+	keyEnd   int // index just past the key's closing quote
 	valStart int // index of the value's first byte
 	valEnd   int // index just past the value
 	sep      int // index of the comma before the member, -1 for the first
@@ -142,9 +143,23 @@ func (o *object) scanMembers(line []byte, i int, members []member) ([]member, bo
 		n := len(members)
 		members = append(members, member{})
 		m := &members[n]
-		m.keyStart, m.valStart, m.valEnd, m.sep = keyStart, valStart, valEnd, sep
-		// Keys compare as JSON.parse sees them: "\u0074ime" is time.
-		key, prev := o.keys.add(line, keyStart, keyEnd, escaped, n)
+		m.keyStart, m.keyEnd, m.valStart, m.valEnd, m.sep = keyStart, keyEnd, valStart, valEnd, sep
+		// Keys compare as JSON.parse sees them: "\u0074ime" is time. The
+		// first smallKeys plain keys are checked here, without a call per
+		// key (it was a tenth of this loop); keySet takes over from the
+		// first escaped key, or the first key past them.
+		key, prev := line[keyStart+1:keyEnd-1], -1
+		switch {
+		case o.keys.all || escaped || n >= smallKeys:
+			if !o.keys.all {
+				o.keys.takeOver(members[:n])
+			}
+			key, prev = o.keys.add(line, keyStart, keyEnd, escaped, n)
+		case o.keys.filter&filterBit(key) == 0:
+			o.keys.filter |= filterBit(key)
+		default:
+			prev = earlierPlain(line, members[:n], key)
+		}
 		if prev >= 0 {
 			members[prev].superseded = true
 			o.superseded++
@@ -173,6 +188,10 @@ func (o *object) scanMembers(line []byte, i int, members []member) ([]member, bo
 // member indexes, reused from line to line (a generation number empties it
 // without clearing), so no map is built per line.
 type keySet struct {
+	// all is set once the line's keys are all recorded in keys (from its
+	// first escaped key, or its first key past smallKeys); before, only
+	// filter is kept and members locate the (plain) keys.
+	all    bool
 	slots  []keySlot
 	gen    uint32
 	n      int
@@ -211,7 +230,7 @@ func (s *keySet) reset() {
 		clear(s.slots)
 		s.gen = 1
 	}
-	s.n, s.filter, s.nk = 0, 0, 0
+	s.n, s.filter, s.nk, s.all = 0, 0, 0, false
 	if len(s.buf) > 0 {
 		s.buf = s.buf[:0]
 	}
@@ -231,6 +250,7 @@ const smallKeys = 32
 // the same key, or -1. That member is forgotten: the next duplicate
 // supersedes idx.
 func (s *keySet) add(line []byte, keyStart, keyEnd int, escaped bool, idx int) ([]byte, int) {
+	s.all = true
 	ref := keyRef{start: int32(keyStart + 1), end: int32(keyEnd - 1)}
 	if escaped {
 		start := len(s.buf)
@@ -245,11 +265,7 @@ func (s *keySet) add(line []byte, keyStart, keyEnd int, escaped bool, idx int) (
 	s.nk++
 	key := s.text(line, ref)
 	if idx < smallKeys {
-		bit := uint64(1) << (uint(len(key)) % 64)
-		if len(key) > 0 {
-			bit = uint64(1) << ((uint(len(key))*7 + uint(key[0])*3 + uint(key[len(key)-1])) % 64)
-		}
-		if s.filter&bit == 0 {
+		if bit := filterBit(key); s.filter&bit == 0 {
 			s.filter |= bit
 			return key, -1
 		}
@@ -266,6 +282,41 @@ func (s *keySet) add(line []byte, keyStart, keyEnd int, escaped bool, idx int) (
 		}
 	}
 	return key, s.hashed(line, key, idx)
+}
+
+// takeOver records the keys of members, all plain and already in the
+// filter, so that add can go on from them.
+func (s *keySet) takeOver(members []member) {
+	for _, m := range members {
+		ref := keyRef{start: int32(m.keyStart + 1), end: int32(m.keyEnd - 1)}
+		if s.nk < len(s.keys) {
+			s.keys[s.nk] = ref
+		} else {
+			s.keys = append(s.keys, ref)
+		}
+		s.nk++
+	}
+	s.all = true
+}
+
+// filterBit is key's bit in keySet.filter, from its length and its first
+// and last bytes.
+func filterBit(key []byte) uint64 {
+	if len(key) == 0 {
+		return 1
+	}
+	return uint64(1) << ((uint(len(key))*7 + uint(key[0])*3 + uint(key[len(key)-1])) % 64)
+}
+
+// earlierPlain returns the last of members (all with plain keys) whose key
+// is key, or -1: the filter said there may be one.
+func earlierPlain(line []byte, members []member, key []byte) int {
+	for j := len(members) - 1; j >= 0; j-- {
+		if m := &members[j]; string(line[m.keyStart+1:m.keyEnd-1]) == string(key) {
+			return j
+		}
+	}
+	return -1
 }
 
 // hashed is add for the members after the first smallKeys.
