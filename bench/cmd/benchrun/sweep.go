@@ -30,6 +30,9 @@ type sweepStep struct {
 	CPUmsPerSecond      float64
 	WakeupsPerSecond    float64
 	CPUsPerMillion      float64 // CPU s per million lines (0 when idle)
+	// Short is set when the collector took less than 95% of the rate
+	// (it pushed back, or the load generator was starved of CPU).
+	Short bool `json:",omitempty"`
 }
 
 func parseRates(s string) ([]int, error) {
@@ -140,8 +143,8 @@ func sweepOne(o options, sc scenario, coll string, rates []int) ([]sweepStep, er
 				return nil, err
 			}
 			st.Scenario, st.Collector = sc.name, coll
-			fmt.Fprintf(os.Stderr, "   %s / %s at %d/s: %.1f CPU ms/s, %.0f wake-ups/s, %.2f CPU s per million lines\n",
-				sc.name, coll, rate, st.CPUmsPerSecond, st.WakeupsPerSecond, st.CPUsPerMillion)
+			fmt.Fprintf(os.Stderr, "   %s / %s at %d/s: %.1f CPU ms/s, %.0f wake-ups/s, %.2f CPU s per million lines%s\n",
+				sc.name, coll, rate, st.CPUmsPerSecond, st.WakeupsPerSecond, st.CPUsPerMillion, shortNote(st))
 			steps = append(steps, st)
 		}
 	}
@@ -186,6 +189,7 @@ func sweepStepAt(o options, sc scenario, env *runEnv, in inputs, pid, rate int) 
 	if st.Lines > 0 {
 		st.CPUsPerMillion = cpu / float64(st.Lines) * 1e6
 	}
+	st.Short = float64(st.Lines) < 0.95*float64(rate)*st.Seconds
 	// Let the collector ship what it holds before the next rate.
 	time.Sleep(1500 * time.Millisecond)
 	return st, nil
@@ -264,7 +268,11 @@ func printSweep(w io.Writer, steps []sweepStep) {
 		if k.rate > 0 {
 			per = medianRange(g, func(s sweepStep) float64 { return s.CPUsPerMillion })
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %s | %s |\n", k.scenario, k.coll, k.rate, len(g), cpu, wake, per)
+		note := ""
+		for _, st := range g {
+			note += shortNote(st)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %s | %s%s |\n", k.scenario, k.coll, k.rate, len(g), cpu, wake, per, note)
 	}
 }
 
@@ -282,4 +290,12 @@ func medianRange(g []sweepStep, f func(sweepStep) float64) string {
 		return fmt.Sprintf("%.2f", m)
 	}
 	return fmt.Sprintf("%.2f (%.2f-%.2f)", m, v[0], v[len(v)-1])
+}
+
+// shortNote marks a step whose rate was not offered in full.
+func shortNote(st sweepStep) string {
+	if !st.Short {
+		return ""
+	}
+	return fmt.Sprintf(" (took only %.0f lines/s)", float64(st.Lines)/st.Seconds)
 }
