@@ -313,7 +313,7 @@ func (c *conn) deliver() error {
 	c.held = false
 	if len(c.lines) > 0 {
 		b := stream.Batch{Attrs: c.attrs, Lines: c.lines}
-		if !c.messageMode || len(c.acks) > 0 {
+		if len(c.acks) > 0 {
 			chunks := slices.Clone(c.acks)
 			c.acks = c.acks[:0]
 			b.Done = func() { _ = c.writeAcks(chunks) } // a closed connection's client resends
