@@ -101,7 +101,7 @@ func testNodeApp(t *testing.T, runtime string) {
 	logs, spans := app.output(t)
 	for _, obj := range logs {
 		if obj["msg"] == "stopped" && obj["droppedSpans"] != float64(0) {
-			t.Errorf("the app's StdoutSpanProcessor dropped %v spans", obj["droppedSpans"])
+			t.Errorf("the app's StdoutSpanExporter dropped %v spans", obj["droppedSpans"])
 		}
 	}
 	// At the end of its input the sidecar drains, summaries of the last

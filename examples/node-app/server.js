@@ -7,7 +7,7 @@
 // REDIS_URL (redis://127.0.0.1:6379), SERVICE_NAME, TELEMETRY (see
 // telemetry.js).
 // Runs under Node (`node server.js`) and Bun (`bun server.js`).
-const { logger, provider, spanProcessor, flushAndExit } = require('./telemetry');
+const { logger, provider, exporter, flushAndExit } = require('./telemetry');
 const http = require('node:http');
 const Redis = require('ioredis');
 
@@ -54,13 +54,13 @@ server.listen(Number(process.env.PORT || 3000), process.env.HOST || '127.0.0.1',
 
 async function stop() {
   server.close();
-  // Writes or exports the spans still held; an OTLP exporter that fails
-  // ("Concurrent export limit reached" behind a slow receiver) must not keep
+  // Exports the spans still batched; an exporter that fails (OTLP's
+  // "Concurrent export limit reached" behind a slow receiver) must not keep
   // the app from exiting.
   await provider.shutdown().catch((err) => logger.error({ err }, 'exporting the last spans failed'));
   redis.disconnect();
   blocking.disconnect();
-  logger.info({ droppedSpans: spanProcessor.droppedSpans }, 'stopped');
+  logger.info({ droppedSpans: exporter.droppedSpans }, 'stopped');
   flushAndExit(0);
 
 }

@@ -1,8 +1,7 @@
 // How telemetry leaves the process, by TELEMETRY:
-//   stdout (default)  pino lines and OTLP/JSON span lines (the
-//                     StdoutSpanProcessor) both on stdout, through one
-//                     destination, for the sidecar to read: no telemetry
-//                     network call at all
+//   stdout (default)  pino lines and OTLP/JSON span lines both on stdout,
+//                     through one destination, for the sidecar to read: no
+//                     telemetry network call at all
 //   otlp              pino lines on stdout; spans as OTLP/protobuf to the
 //                     sidecar on localhost (OTEL_EXPORTER_OTLP_ENDPOINT)
 //   direct            no sidecar, as before migrating: logs through the
@@ -17,14 +16,14 @@ const { resourceFromAttributes } = require('@opentelemetry/resources');
 const { registerInstrumentations } = require('@opentelemetry/instrumentation');
 const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http');
 const { IORedisInstrumentation } = require('@opentelemetry/instrumentation-ioredis');
-const { StdoutSpanProcessor, pinoTraceMixin } = require('@sidecarhq/otel-stdout');
+const { StdoutSpanExporter, pinoTraceMixin } = require('@sidecarhq/otel-stdout');
 
-// The SDK's warnings (spans dropped by a full queue, by the processor) on stderr.
+// The SDK's warnings (spans dropped by a full queue, by the exporter) on stderr.
 diag.setLogger(new DiagConsoleLogger(), DiagLogLevel.WARN);
 
 const mode = process.env.TELEMETRY || 'stdout';
 let logger;
-let spanProcessor;
+let exporter;
 let stdout; // pino's destination, when telemetry leaves through stdout
 if (mode === 'direct') {
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
@@ -34,38 +33,37 @@ if (mode === 'direct') {
     target: '@axiomhq/pino',
     options: { dataset: process.env.AXIOM_DATASET || 'logs', token, url },
   }));
-  spanProcessor = otlpBatches(new OTLPTraceExporter({
+  exporter = new OTLPTraceExporter({
     url: `${url}/v1/traces`,
     headers: { Authorization: `Bearer ${token}`, 'X-Axiom-Dataset': process.env.AXIOM_TRACES_DATASET || 'traces' },
-  }));
+  });
 } else {
   // The one writer of fd 1: pino's destination, shared with the span
-  // processor so that their lines never interleave.
+  // exporter so that their lines never interleave.
   stdout = pino.destination(1);
   logger = pino({ mixin: pinoTraceMixin }, stdout);
   if (mode === 'otlp') {
     const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
-    spanProcessor = otlpBatches(new OTLPTraceExporter());
+    exporter = new OTLPTraceExporter();
   } else {
     // As much slack as the OTLP modes' 16,384-span queue (below) gives: that
     // many of this app's spans take about 12 MiB as JSON lines. It decides
     // how long a stall of the sidecar the app rides out before it drops
     // spans (the library's default, 4 MiB, is about 5,800 of them).
-    spanProcessor = new StdoutSpanProcessor({ destination: stdout, maxPendingBytes: 16 * 1024 * 1024 });
+    exporter = new StdoutSpanExporter({ destination: stdout, maxPendingBytes: 16 * 1024 * 1024 });
   }
 }
 
-// otlpBatches is the batch span processor for the OTLP exporters. They post
-// in the background, so spans keep queueing while a post is in flight: at
-// 7 spans a request and a few thousand requests a second the default queue
-// (2,048) overflows behind a slow receiver, hence a larger one.
-function otlpBatches(exporter) {
-  return new BatchSpanProcessor(exporter, { maxQueueSize: 16384 });
-}
-
+// The stdout exporter writes an export before it returns, so the batch
+// processor's defaults hold: it exports as soon as 512 spans are queued and
+// its queue (2,048) never fills. The OTLP exporters post in the background,
+// so spans keep queueing while a post is in flight: at 7 spans a request and
+// a few thousand requests a second the default queue overflows behind a
+// slow receiver, hence a larger one for them.
+const queue = mode === 'stdout' ? {} : { maxQueueSize: 16384 };
 const provider = new NodeTracerProvider({
   resource: resourceFromAttributes({ 'service.name': process.env.SERVICE_NAME || 'node-app' }),
-  spanProcessors: [spanProcessor],
+  spanProcessors: [new BatchSpanProcessor(exporter, queue)],
 });
 provider.register();
 registerInstrumentations({
@@ -86,4 +84,4 @@ function flushAndExit(code) {
   stdout.end();
 }
 
-module.exports = { logger, provider, spanProcessor, flushAndExit };
+module.exports = { logger, provider, exporter, flushAndExit };

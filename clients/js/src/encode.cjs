@@ -11,9 +11,9 @@
 //
 // The JSON text is written directly, without building the request's objects
 // first: this runs in the app, for every span it makes. Each span is encoded
-// once (span) and added to the Line being built, which groups it under its
-// resource and scope; a line is closed when the next span would take it
-// past the limit.
+// once (span) and added to the line being built, grouped under its resource
+// and scope; a line is closed when the next span would take it past the
+// limit.
 //
 // The text is ASCII: every other character is written as a \u escape (the
 // same JSON value). Container runtimes cut long lines into 16 KiB pieces
@@ -145,8 +145,9 @@ function span(s) {
     ',"flags":' + flags(ctx.traceFlags, parent && parent.isRemote) + '}';
 }
 
-// A resource's or scope's group in a line: the text that opens it (up to
-// its list of children), the text that closes it, and its children.
+// A resource's or scope's group: the text that opens it (up to its list of
+// children), the text that closes it, and its children (spans for
+// encodeLines, their text for Line).
 function resourceGroup(r) {
   const schema = r.schemaUrl ? member('schemaUrl', r.schemaUrl) : '';
   return {
@@ -163,7 +164,7 @@ function scopeGroup(sc) {
   if (sc.attributes && Object.keys(sc.attributes).length > 0) {
     scope += ',"attributes":' + keyValues(sc.attributes) + ',"droppedAttributesCount":' + num(sc.droppedAttributesCount ?? 0);
   }
-  return { head: '{"scope":' + scope + '},"spans":[', tail: ']' + member('schemaUrl', sc.schemaUrl) + '}', text: '', spans: 0 };
+  return { head: '{"scope":' + scope + '},"spans":[', tail: ']' + member('schemaUrl', sc.schemaUrl) + '}', spans: [], text: '' };
 }
 
 // scopeKey is what otlp-transformer groups scopes by.
@@ -178,7 +179,9 @@ const LINE_TAIL = ']}\n';
 // its spans by resource (by identity, as the SDK shares one Resource per
 // provider) and by scope (name, version and schema URL), in order of first
 // appearance, as otlp-transformer does: its text is the transformer's
-// encoding of the spans added.
+// encoding of the spans added. (encodeLines, for the exporter, groups a
+// whole export first and writes its lines in one pass: less work per span
+// than this, which the processor needs as spans end one by one.)
 class Line {
   /** The length of the text take() returns, newline included (the text is ASCII: bytes too). */
   bytes = LINE_HEAD.length + LINE_TAIL.length;
@@ -205,7 +208,7 @@ class Line {
     }
     if (this.bytes + grow > maxBytes) return false;
     if (!this.#resources.has(s.resource)) this.#resources.set(s.resource, res);
-    if (scope.spans === 0) {
+    if (scope.text === '') {
       res.scopes.push(scope);
       res.byKey.set(scopeKey(s.instrumentationScope), scope);
       scope.text = json;
@@ -213,7 +216,6 @@ class Line {
       scope.text += ',' + json;
     }
     res.byScope.set(s.instrumentationScope, scope);
-    scope.spans++;
     this.bytes += grow;
     this.spans++;
     return true;
@@ -236,53 +238,84 @@ class Line {
   }
 }
 
-// grouped returns spans in otlp-transformer's order: by resource, then by
-// scope, in order of first appearance. A scope's key is made once per scope
-// object (one per tracer), not once per span.
-function grouped(spans) {
-  const resources = new Map(); // resource → {scopes: Map key → spans, keys: Map scope object → key}
+// group sorts spans by resource (by identity, as the SDK shares one Resource
+// per provider) and by scope (name, version and schema URL), in order of
+// first appearance, as otlp-transformer does. A scope's key is made once
+// per scope object (one per tracer), not once per span.
+function group(spans) {
+  const resources = new Map();
   for (let i = 0; i < spans.length; i++) {
     const s = spans[i];
     let res = resources.get(s.resource);
     if (!res) {
-      res = { scopes: new Map(), keys: new Map() };
+      res = resourceGroup(s.resource);
       resources.set(s.resource, res);
     }
     const sc = s.instrumentationScope;
-    let key = res.keys.get(sc);
-    if (key === undefined) {
-      key = scopeKey(sc);
-      res.keys.set(sc, key);
+    let scope = res.byScope.get(sc);
+    if (!scope) {
+      const key = scopeKey(sc);
+      scope = res.byKey.get(key);
+      if (!scope) {
+        scope = scopeGroup(sc);
+        res.byKey.set(key, scope);
+        res.scopes.push(scope);
+      }
+      res.byScope.set(sc, scope);
     }
-    const list = res.scopes.get(key);
-    if (list) list.push(s);
-    else res.scopes.set(key, [s]);
+    scope.spans.push(s);
   }
-  const out = [];
-  for (const res of resources.values()) for (const list of res.scopes.values()) out.push(...list);
-  return out;
+  return resources.values();
 }
 
 // encodeLines encodes spans as ExportTraceServiceRequest JSON lines, each
 // `{text, spans, bytes}`: the text ends in "\n" and is bytes long, at most
-// maxBytes (newline included); spans is how many spans it holds. Together
-// the lines hold the spans in otlp-transformer's order, each line the
-// transformer's encoding of its spans. A span that cannot fit in a line of
-// its own is left out; the count of those is `tooLarge`.
+// maxBytes (newline included); spans is how many spans it holds. A span that
+// cannot fit in a line of its own is left out; the count of those is
+// `tooLarge`.
 function encodeLines(spans, maxBytes) {
   const lines = [];
   let tooLarge = 0;
-  const line = new Line();
-  for (const s of grouped(spans)) {
-    const json = span(s);
-    if (line.add(s, json, maxBytes)) continue;
-    if (line.spans > 0) {
-      lines.push(line.take());
-      if (line.add(s, json, maxBytes)) continue;
+  let text = ''; // the line being built, without its closing
+  let count = 0; // the spans in it
+  let res = null; // the resource and scope groups open in it
+  let scope = null;
+
+  for (const r of group(spans)) {
+    for (const sc of r.scopes) {
+      const close = sc.tail + r.tail + LINE_TAIL; // what closes a line ending in this scope
+      for (let i = 0; i < sc.spans.length; i++) {
+        const json = span(sc.spans[i]);
+        let prefix; // what goes before the span in the open line
+        if (count === 0) prefix = null;
+        else if (r === res && sc === scope) prefix = ',';
+        else if (r === res) prefix = scope.tail + ',' + sc.head;
+        else prefix = scope.tail + res.tail + ',' + r.head + sc.head;
+        if (prefix !== null && text.length + prefix.length + json.length + close.length <= maxBytes) {
+          text += prefix + json;
+        } else {
+          if (count > 0) {
+            const line = text + scope.tail + res.tail + LINE_TAIL;
+            lines.push({ text: line, spans: count, bytes: line.length });
+          }
+          text = LINE_HEAD + r.head + sc.head;
+          count = 0;
+          if (text.length + json.length + close.length > maxBytes) {
+            tooLarge++;
+            continue;
+          }
+          text += json;
+        }
+        count++;
+        res = r;
+        scope = sc;
+      }
     }
-    tooLarge++;
   }
-  if (line.spans > 0) lines.push(line.take());
+  if (count > 0) {
+    const line = text + scope.tail + res.tail + LINE_TAIL;
+    lines.push({ text: line, spans: count, bytes: line.length });
+  }
   return { lines, tooLarge };
 }
 
