@@ -130,6 +130,14 @@ func writeReport(o options, run runInfo, results []result) error {
 		goal("OTLP/JSON span lines on stdin within 20% of spans-http-json's CPU per span",
 			fmt.Sprintf("%.2fx spans-http-json's at %d/s, %.2fx at max rate", ratios[0], o.spanRate, ratios[1]), ratios[0] <= 1.2 && ratios[1] <= 1.2, true)
 	}
+	// Issue 14: Fluent Forward as cheap as stdin, and 4x cheaper than the stock receiver.
+	for _, sc := range []string{"logs-forward", "logs-forward-batch"} {
+		if ratios, ok := phaseRatios(get, sc, collSidecar, "logs-stdin", collSidecar); ok {
+			goal(sc+": within 1.5x of stdin's CPU per line at the fixed rate and at max rate",
+				fmt.Sprintf("%.2fx at %d/s, %.2fx at max rate", ratios[0], o.logRate, ratios[1]), ratios[0] <= 1.5 && ratios[1] <= 1.5, true)
+		}
+		cpuGoal(sc+": ≥ 4x less CPU per line than the stock fluent_forward", sc, "lines", 4)
+	}
 	if s, ok1 := get("logs-stdin", collSidecar, phaseFixed); ok1 {
 		if bl, ok2 := get("logs-stdin", collBaseline, phaseFixed); ok2 {
 			goal("idle RSS no higher than the baseline's", fmt.Sprintf("%.1f MB vs %.1f MB", mb(s.IdleRSSKB), mb(bl.IdleRSSKB)), s.IdleRSSKB <= bl.IdleRSSKB, true)
