@@ -3,7 +3,6 @@
 package stdin
 
 import (
-	"errors"
 	"os"
 	"time"
 
@@ -17,36 +16,45 @@ import (
 // /proc/sys/fs/pipe-max-size.
 func growPipe(src any) {
 	if f, ok := src.(*os.File); ok {
-		_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, pipeBuffer)
+		// Through SyscallConn, not Fd: Fd would make a pollable file blocking.
+		if rc, err := f.SyscallConn(); err == nil {
+			_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeBuffer) })
+		}
 	}
 }
 
-// pollSlice is the longest one poll waits before it looks at stop.
-const pollSlice = 5 * time.Millisecond
-
-// pollReadable returns Transport.readable for a file (a pipe, a terminal),
-// or nil for any other source. It reports true once a read would not
-// block: input, its end, or an error, which the read then returns.
-func pollReadable(src any) func(time.Duration, func() bool) bool {
-	f, ok := src.(*os.File)
-	if !ok {
+// pollableCopy returns a copy of f (a new descriptor for the same pipe or
+// socket) that Go's poller serves, so that reads can wait with a deadline
+// without holding a thread in a blocking read(2); nil for anything else.
+// A terminal is left alone: making it non-blocking would outlive the
+// sidecar in the shell that shares it.
+func pollableCopy(f *os.File) deadlineReader {
+	rc, err := f.SyscallConn()
+	if err != nil {
 		return nil
 	}
-	fd := int(f.Fd())
-	return func(timeout time.Duration, stop func() bool) bool {
-		deadline := time.Now().Add(timeout)
-		for !stop() {
-			ms := int((min(time.Until(deadline), pollSlice) + time.Millisecond - 1) / time.Millisecond)
-			if ms <= 0 {
-				return false
-			}
-			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			n, err := unix.Poll(fds, ms)
-			if errors.Is(err, unix.EINTR) || (err == nil && n == 0) {
-				continue // interrupted, or a slice passed without input
-			}
-			return err == nil
+	dup := -1
+	_ = rc.Control(func(fd uintptr) {
+		var st unix.Stat_t
+		if unix.Fstat(int(fd), &st) != nil {
+			return
 		}
-		return false
+		if m := st.Mode & unix.S_IFMT; m != unix.S_IFIFO && m != unix.S_IFSOCK {
+			return
+		}
+		dup, _ = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	})
+	if dup < 0 {
+		return nil
 	}
+	if unix.SetNonblock(dup, true) != nil {
+		_ = unix.Close(dup)
+		return nil
+	}
+	p := os.NewFile(uintptr(dup), f.Name()) // non-blocking: NewFile hands it to the poller
+	if p.SetReadDeadline(time.Time{}) != nil {
+		_ = p.Close()
+		return nil
+	}
+	return p
 }

@@ -2,10 +2,11 @@
 
 package stdin
 
-import "time"
+import "os"
 
 // growPipe is a Linux-only optimisation (F_SETPIPE_SZ).
 func growPipe(any) {}
 
-// pollReadable is Linux-only: elsewhere each read is delivered at once.
-func pollReadable(any) func(time.Duration, func() bool) bool { return nil }
+// pollableCopy is Linux-only: elsewhere a blocking stdin delivers each read
+// at once.
+func pollableCopy(*os.File) deadlineReader { return nil }

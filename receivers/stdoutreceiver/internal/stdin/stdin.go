@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,8 +37,9 @@ const (
 	// deleted: delivered as each read returned them, pino lines at 20k/s
 	// cost 2.9 times the CPU per line of the memory queue. Waiting is only
 	// ever for input that is not there: the pipe keeps being read, so the
-	// app's writes never wait for it. A source that cannot be polled (not
-	// an *os.File, or not on Linux) delivers each read at once.
+	// app's writes never wait for it. A source whose reads cannot wait
+	// with a deadline (a terminal, a regular file, another io.Reader)
+	// delivers each read at once.
 	joinWindow = 20 * time.Millisecond
 )
 
@@ -70,15 +72,14 @@ type Settings struct {
 type Transport struct {
 	src        io.Reader
 	readBuffer int // bufio size; tests make it small to split lines across reads
-	// readable waits up to a timeout, or until stop reports true, for src
-	// to have input, and reports whether it has (or is at its end); nil
-	// when src cannot be polled.
-	readable func(timeout time.Duration, stop func() bool) bool
-	window   time.Duration // joinWindow; tests make it long
-	maxLine  int
-	sink     stream.Sink
-	log      *zap.Logger
-	atEOF    func()
+	// deadlines is src when its reads can wait with a deadline (set by
+	// Start; see windowed), else nil.
+	deadlines deadlineReader
+	window    time.Duration // joinWindow; tests make it long
+	maxLine   int
+	sink      stream.Sink
+	log       *zap.Logger
+	atEOF     func()
 
 	// stopping asks a batch waiting in the join window to go now, and
 	// holding is set while lines wait there: Shutdown waits for them, as
@@ -115,13 +116,16 @@ func New(src io.Reader, set Settings, sink stream.Sink) *Transport {
 		set.MaxLineBytes = stream.DefaultMaxLineBytes
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Transport{src: src, readBuffer: readBuffer, readable: pollReadable(src), window: joinWindow, maxLine: set.MaxLineBytes, sink: sink,
+	return &Transport{src: src, readBuffer: readBuffer, window: joinWindow, maxLine: set.MaxLineBytes, sink: sink,
 		log: set.Logger, atEOF: set.AtEOF, ctx: ctx, cancel: cancel}
 }
 
 // Start reads src in the background until end of input or Shutdown.
 func (s *Transport) Start() {
 	growPipe(s.src)
+	if d := windowed(s.src); d != nil {
+		s.src, s.deadlines = d, d
+	}
 	go func() {
 		n, err := s.run()
 		switch {
@@ -142,7 +146,10 @@ func (s *Transport) Start() {
 // batch in flight, if any, and stops delivering.
 func (s *Transport) Shutdown() {
 	s.stopping.Store(true)
-	// The reader's poll looks at stopping every few milliseconds; the bound covers a reader stuck elsewhere (the rest of a line that
+	if s.deadlines != nil {
+		_ = s.deadlines.SetReadDeadline(time.Now()) // wakes a reader waiting in the join window
+	}
+	// The bound covers a reader stuck elsewhere (the rest of a line that
 	// never comes), whose lines are then lost as those in the pipe are.
 	for give := time.Now().Add(s.window + time.Second); s.holding.Load() && time.Now().Before(give); {
 		time.Sleep(time.Millisecond)
@@ -161,7 +168,24 @@ func (s *Transport) run() (int64, error) {
 	lineStart, inLine, truncated := 0, false, false
 	var batchStart time.Time // when the batch's first line was read
 	for {
+		if s.deadlines != nil && br.Buffered() == 0 {
+			// The next read waits for the source: for no longer than the
+			// held batch's join window, or not at all once stopping.
+			var until time.Time
+			if s.stopping.Load() {
+				until = time.Now()
+			} else if len(s.ranges) > 0 && !inLine {
+				until = batchStart.Add(s.window)
+			}
+			if err := s.deadlines.SetReadDeadline(until); err != nil {
+				return delivered, err
+			}
+		}
 		frag, err := br.ReadSlice('\n')
+		timedOut := errors.Is(err, os.ErrDeadlineExceeded)
+		if timedOut {
+			err = nil // frag, if any, is the start of a line
+		}
 		complete := len(frag) > 0 && frag[len(frag)-1] == '\n'
 		if complete {
 			frag = frag[:len(frag)-1]
@@ -193,6 +217,20 @@ func (s *Transport) run() (int64, error) {
 			s.ranges = append(s.ranges, lineRange{start: lineStart, end: len(s.arena), truncated: truncated})
 			inLine = false
 		}
+		if timedOut && (!inLine || s.stopping.Load()) {
+			// The join window passed without more input, or Shutdown
+			// wants the held lines (a line begun is then lost, as the
+			// rest of the pipe is).
+			n, ferr := s.flush()
+			delivered += n
+			if ferr != nil {
+				return delivered, ferr
+			}
+			if s.stopping.Load() {
+				return delivered, stream.ErrStopped
+			}
+			continue
+		}
 		if final {
 			n, ferr := s.flush()
 			delivered += n
@@ -208,7 +246,7 @@ func (s *Transport) run() (int64, error) {
 			continue
 		}
 		full := len(s.ranges) >= batchLines || len(s.arena) >= batchBytes
-		if full || (br.Buffered() == 0 && !s.more(batchStart)) {
+		if full || (br.Buffered() == 0 && s.deadlines == nil) {
 			n, ferr := s.flush()
 			delivered += n
 			if ferr != nil {
@@ -218,15 +256,24 @@ func (s *Transport) run() (int64, error) {
 	}
 }
 
-// more reports whether src has more input within the join window of a
-// batch that began at start: more lines to join the batch, or its end.
-// It stops waiting once Shutdown wants the held lines.
-func (s *Transport) more(start time.Time) bool {
-	if s.readable == nil || len(s.ranges) == 0 {
-		return false
+// deadlineReader is a source whose reads can wait with a deadline.
+type deadlineReader interface {
+	io.Reader
+	SetReadDeadline(time.Time) error
+}
+
+// windowed returns src as a deadlineReader when its reads can wait with a
+// deadline, which lets the lines of several writes join one batch (see
+// joinWindow): a pipe or socket Go's poller serves, or a pollable copy of
+// a blocking stdin pipe; else nil.
+func windowed(src io.Reader) deadlineReader {
+	if d, ok := src.(deadlineReader); ok && d.SetReadDeadline(time.Time{}) == nil {
+		return d
 	}
-	left := s.window - time.Since(start)
-	return left > 0 && s.readable(left, s.stopping.Load)
+	if f, ok := src.(*os.File); ok {
+		return pollableCopy(f)
+	}
+	return nil
 }
 
 // flush hands the complete lines read so far to the sink.

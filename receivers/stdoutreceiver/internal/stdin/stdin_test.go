@@ -146,16 +146,44 @@ func (c *chunks) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// windowedChunks is a source whose reads can wait with a deadline: with
+// more, every write comes within the join window; without, a read that
+// has a deadline first times out (the window passes), then gets the next
+// write.
+type windowedChunks struct {
+	chunks
+	more      bool
+	deadline  time.Time
+	waited    bool
+	deadlines int // deadlines set
+}
+
+func (c *windowedChunks) SetReadDeadline(t time.Time) error {
+	if !t.IsZero() {
+		c.deadlines++
+	}
+	c.deadline, c.waited = t, false
+	return nil
+}
+
+func (c *windowedChunks) Read(p []byte) (int, error) {
+	if !c.more && !c.deadline.IsZero() && !c.waited {
+		c.waited = true
+		return 0, os.ErrDeadlineExceeded
+	}
+	return c.chunks.Read(p)
+}
+
 // Lines the app writes one at a time join one batch while more input
 // comes within the join window, up to the batch's size; without more
 // input each read is a batch of its own.
 func TestStdinJoinsWritesWithinTheWindow(t *testing.T) {
-	writes := func(n int) *chunks {
-		c := make(chunks, n)
-		for i := range c {
-			c[i] = fmt.Sprintf("line %d\n", i)
+	writes := func(n int, more bool) *windowedChunks {
+		c := &windowedChunks{chunks: make(chunks, n), more: more}
+		for i := range c.chunks {
+			c.chunks[i] = fmt.Sprintf("line %d\n", i)
 		}
-		return &c
+		return c
 	}
 	for _, tc := range []struct {
 		name    string
@@ -169,44 +197,65 @@ func TestStdinJoinsWritesWithinTheWindow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := streamtest.NewRecorder()
-			s := New(writes(tc.writes), Settings{MaxLineBytes: 1024}, c.Sink)
+			src := writes(tc.writes, tc.more)
+			s := New(src, Settings{MaxLineBytes: 1024}, c.Sink)
 			s.window = time.Hour // the test does not depend on how fast it runs
-			polls := 0
-			s.readable = func(time.Duration, func() bool) bool { polls++; return tc.more }
+			s.deadlines = windowed(src)
 			if _, err := s.run(); err != nil {
 				t.Fatal(err)
 			}
 			if c.Len() != tc.writes || c.Batches() != tc.batches {
 				t.Errorf("%d lines in %d batches, want %d in %d", c.Len(), c.Batches(), tc.writes, tc.batches)
 			}
-			if polls == 0 {
-				t.Error("the source was never polled")
+			if src.deadlines == 0 {
+				t.Error("no read waited with a deadline")
 			}
 		})
 	}
 }
 
 // Lines read and waiting in the join window when the sidecar is stopped
-// were taken from the app: Shutdown delivers them before it returns.
+// were taken from the app: Shutdown delivers them before it returns. The
+// lines of separate writes within the window are one batch, whether stdin
+// is a pipe Go's poller serves or, as a child process gets it, a blocking
+// one (read through a pollable copy).
 func TestStdinShutdownDeliversTheLinesWaitingInTheWindow(t *testing.T) {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Run("os.Pipe", func(t *testing.T) {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		testShutdownDeliversHeldLines(t, pr, pw)
+	})
+	t.Run("blocking pipe", func(t *testing.T) {
+		pr, pw, err := blockingPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr.SetReadDeadline(time.Time{}) == nil {
+			t.Fatal("the pipe is pollable already: the test would not test the copy")
+		}
+		testShutdownDeliversHeldLines(t, pr, pw)
+	})
+}
+
+func testShutdownDeliversHeldLines(t *testing.T, pr *os.File, pw io.WriteCloser) {
 	defer pw.Close()
 	c := streamtest.NewRecorder()
 	s := New(pr, Settings{MaxLineBytes: 1024}, c.Sink)
 	s.window = time.Hour // the lines would wait that long for more
 	s.Start()
-	if _, err := io.WriteString(pw, "a\nb\nc\n"); err != nil {
-		t.Fatal(err)
-	}
-	for !s.holding.Load() {
-		time.Sleep(time.Millisecond)
+	for _, w := range []string{"a\n", "b\n", "c\n"} {
+		if _, err := io.WriteString(pw, w); err != nil {
+			t.Fatal(err)
+		}
+		for unread(t, pr) > 0 { // each write is read on its own
+			time.Sleep(time.Millisecond)
+		}
 	}
 	s.Shutdown()
-	if c.Len() != 3 {
-		t.Fatalf("%d of the 3 lines read before shutdown were delivered", c.Len())
+	if c.Len() != 3 || c.Batches() != 1 {
+		t.Fatalf("%d of the 3 lines read before shutdown were delivered, in %d batches (want 1)", c.Len(), c.Batches())
 	}
 }
 
