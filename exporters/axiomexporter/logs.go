@@ -103,39 +103,33 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		}
 	}
 	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		rl := rls.At(i)
-		enc.resource = appendResource(enc.resource[:0], rl)
-		sls := rl.ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			sl := sls.At(j)
-			raw := rawevent.IsRawScope(sl)
-			lrs := sl.LogRecords()
-			for k := 0; k < lrs.Len(); k++ {
-				mark := len(enc.events)
-				enc.events = appendEvent(enc.events, lrs.At(k), raw, enc.resource, now)
-				if n > 0 && len(enc.events) > maxBytes {
-					// This event does not fit: send the ones before it and
-					// begin the next request with it.
-					enc.carry = append(enc.carry[:0], enc.events[mark:]...)
-					enc.events = enc.events[:mark]
-					if err := flush(); err != nil {
-						return err
-					}
-					enc.events = append(enc.events, enc.carry...)
-				}
-				if n == 0 {
-					start = logPosition{i, j, k}
-				}
-				enc.ends = append(enc.ends, len(enc.events))
-				if n++; n == e.maxEvents || len(enc.events) >= maxBytes {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
+	var cutOff error
+	eachRecord(ld, logPosition{}, &enc.resource, func(at logPosition, _ plog.ResourceLogs, _ plog.ScopeLogs, lr plog.LogRecord, raw bool, resource []byte) bool {
+		mark := len(enc.events)
+		enc.events = appendEvent(enc.events, lr, raw, resource, now)
+		if n > 0 && len(enc.events) > maxBytes {
+			// This event does not fit: send the ones before it and
+			// begin the next request with it.
+			enc.carry = append(enc.carry[:0], enc.events[mark:]...)
+			enc.events = enc.events[:mark]
+			if cutOff = flush(); cutOff != nil {
+				return false
+			}
+			enc.events = append(enc.events, enc.carry...)
+		}
+		if n == 0 {
+			start = at
+		}
+		enc.ends = append(enc.ends, len(enc.events))
+		if n++; n == e.maxEvents || len(enc.events) >= maxBytes {
+			if cutOff = flush(); cutOff != nil {
+				return false
 			}
 		}
+		return true
+	})
+	if cutOff != nil {
+		return cutOff
 	}
 	if n > 0 {
 		if err := flush(); err != nil {
@@ -143,6 +137,39 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		}
 	}
 	return permanent
+}
+
+// eachRecord calls fn with every record of ld from the position from on, in
+// order, with what its event is made of besides the record: whether its
+// scope holds raw events, and its resource's attributes encoded
+// (appendResource, into *resource, once per resource); it stops when fn
+// returns false. resource is the caller's buffer: a walk nested in another
+// (a request re-encoded in the middle of a push) needs one of its own.
+func eachRecord(ld plog.Logs, from logPosition, resource *[]byte, fn func(at logPosition, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, raw bool, resource []byte) bool) {
+	rls := ld.ResourceLogs()
+	for i := from.resource; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		*resource = appendResource((*resource)[:0], rl)
+		sls := rl.ScopeLogs()
+		j := 0
+		if i == from.resource {
+			j = from.scope
+		}
+		for ; j < sls.Len(); j++ {
+			sl := sls.At(j)
+			raw := rawevent.IsRawScope(sl)
+			lrs := sl.LogRecords()
+			k := 0
+			if i == from.resource && j == from.scope {
+				k = from.record
+			}
+			for ; k < lrs.Len(); k++ {
+				if !fn(logPosition{i, j, k}, rl, sl, lrs.At(k), raw, *resource) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // appendResource encodes the resource attributes of rl, or nothing when
@@ -242,35 +269,23 @@ func statusOf(err error) int {
 func (e *logsExporter) reencodeChecked(enc *encoder, ld plog.Logs, start logPosition, n int, now time.Time) int {
 	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
 	broken := 0
-	rls := ld.ResourceLogs()
-	for i := start.resource; i < rls.Len() && n > 0; i++ {
-		rl := rls.At(i)
-		enc.resource = appendResource(enc.resource[:0], rl)
-		sls := rl.ScopeLogs()
-		j := 0
-		if i == start.resource {
-			j = start.scope
+	// Not enc.resource: pushLogs' walk, which this one interrupts, still
+	// holds its resource there.
+	var resource []byte
+	eachRecord(ld, start, &resource, func(_ logPosition, _ plog.ResourceLogs, _ plog.ScopeLogs, lr plog.LogRecord, raw bool, resource []byte) bool {
+		if n == 0 {
+			return false
 		}
-		for ; j < sls.Len() && n > 0; j++ {
-			sl := sls.At(j)
-			raw := rawevent.IsRawScope(sl)
-			lrs := sl.LogRecords()
-			k := 0
-			if i == start.resource && j == start.scope {
-				k = start.record
-			}
-			for ; k < lrs.Len() && n > 0; k, n = k+1, n-1 {
-				lr := lrs.At(k)
-				if raw && !validRawBody(lr.Body()) {
-					broken++
-					enc.events = appendMappedEvent(enc.events, lr, enc.resource, now)
-				} else {
-					enc.events = appendEvent(enc.events, lr, raw, enc.resource, now)
-				}
-				enc.ends = append(enc.ends, len(enc.events))
-			}
+		if raw && !validRawBody(lr.Body()) {
+			broken++
+			enc.events = appendMappedEvent(enc.events, lr, resource, now)
+		} else {
+			enc.events = appendEvent(enc.events, lr, raw, resource, now)
 		}
-	}
+		enc.ends = append(enc.ends, len(enc.events))
+		n--
+		return true
+	})
 	return broken
 }
 

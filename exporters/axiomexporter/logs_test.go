@@ -16,8 +16,10 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
+	"github.com/sidecarhq/sidecar/internal/rawevent"
 )
 
 // ingestRequests are the requests the fake saw on an ingest route.
@@ -553,5 +555,46 @@ func TestBrokenRawEventCostsNothingElse(t *testing.T) {
 	}
 	if n := h.counter(t, "otelcol_exporter_axiom_dropped_items", "signal", "logs"); n != 0 {
 		t.Errorf("dropped_items = %d, want 0", n)
+	}
+}
+
+// The re-encoding after a broken raw body's 400 must not change the
+// resource of the events that follow it in the push: here the request cut
+// falls where a second resource begins, and its later events must still
+// carry that resource.
+func TestBrokenRawEventKeepsTheNextResource(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	exp := startLogs(t, newHarness(), testConfig(srv.URL()))
+	ld := plog.NewLogs()
+	addResource := func(service string, bodies ...string) {
+		rl := ld.ResourceLogs().AppendEmpty()
+		rl.Resource().Attributes().PutStr("service.name", service)
+		sl := rl.ScopeLogs().AppendEmpty()
+		rawevent.MarkRawScope(sl)
+		for _, b := range bodies {
+			sl.LogRecords().AppendEmpty().Body().SetStr(b)
+		}
+	}
+	// The first resource's events come just under a request's bytes, so
+	// the second resource's first event begins the next request.
+	maxBytes := int(testConfig(srv.URL()).batchBytes())
+	filler := `{"msg":"` + strings.Repeat("x", maxBytes-200) + `"}`
+	addResource("first", `{"msg": oops}`, filler)
+	addResource("second", pinoLineN(1), pinoLineN(2), pinoLineN(3))
+	if err := exp.ConsumeLogs(context.Background(), ld); err != nil {
+		t.Fatal(err)
+	}
+	events := srv.Events(logsDS)
+	if len(events) != 5 {
+		t.Fatalf("got %d events, want 5", len(events))
+	}
+	if reqs := ingestRequests(srv); len(reqs) != 3 {
+		t.Fatalf("got %d requests, want 3 (400, its re-encoding, the second resource)", len(reqs))
+	}
+	for i, e := range events[2:] {
+		res, _ := e["resource"].(map[string]any)
+		if res["service.name"] != "second" {
+			t.Errorf("event %d of the second resource carries resource %v", i, e["resource"])
+		}
 	}
 }

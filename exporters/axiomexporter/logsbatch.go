@@ -14,8 +14,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/xpdata/pref"
 	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
-
-	"github.com/sidecarhq/sidecar/internal/rawevent"
 )
 
 // This file is what the logs signal's sending queue holds and its batcher
@@ -55,21 +53,10 @@ func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.S
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var resource []byte
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		rl := rls.At(i)
-		resource = appendResource(resource[:0], rl)
-		sls := rl.ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			sl := sls.At(j)
-			raw := rawevent.IsRawScope(sl)
-			lrs := sl.LogRecords()
-			for k := 0; k < lrs.Len(); k++ {
-				lr := lrs.At(k)
-				fn(rl, sl, lr, max(w.eventSize(lr, raw, resource), protoSizer.LogRecordSize(lr), w.minEvent))
-			}
-		}
-	}
+	eachRecord(ld, logPosition{}, &resource, func(_ logPosition, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, raw bool, resource []byte) bool {
+		fn(rl, sl, lr, max(w.eventSize(lr, raw, resource), protoSizer.LogRecordSize(lr), w.minEvent))
+		return true
+	})
 	if cap(w.scratch) > maxPooledBuffer {
 		w.scratch = nil
 	}
