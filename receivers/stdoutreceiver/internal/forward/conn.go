@@ -19,7 +19,7 @@ const maxBatchLines = 1024
 
 // holdBatch is the tick a connection whose last frame was a Message-mode
 // frame (one record), with no ack owed, pauses until for more frames before
-// it delivers: 20 ms, stdin's join window. Docker's fluentd driver writes
+// it delivers (stream.JoinWindow). Docker's fluentd driver writes
 // each line as its own frame: delivered as they came, every line cost a
 // batch and a pipeline call (2.5x the stdin path's CPU per line at 20k
 // lines/s). While such a client keeps sending (a pause brought frames, less
@@ -35,7 +35,7 @@ const maxBatchLines = 1024
 // a second), and a pause would only add a wake-up; a client waiting for an
 // ack is answered at once. The batch never outgrows the connection's arena:
 // the pause bounds latency, the arena bytes.
-const holdBatch = 20 * time.Millisecond
+const holdBatch = stream.JoinWindow
 
 // untilTick is how long from now until the next multiple of holdBatch.
 func untilTick(now time.Time) time.Duration {

@@ -31,16 +31,14 @@ const (
 	batchLines = 4096
 	batchBytes = 1 << 20
 	// joinWindow is how long the lines of the app's writes may wait for
-	// more before they go to the pipeline together. An app writes a line,
-	// or a few, at a time, and every batch costs a pipeline call, which
-	// with the disk buffer is a file written, renamed, read back and
-	// deleted: delivered as each read returned them, pino lines at 20k/s
-	// cost 2.9 times the CPU per line of the memory queue. Waiting is only
-	// ever for input that is not there: the pipe keeps being read, so the
-	// app's writes never wait for it. A source whose reads cannot wait
-	// with a deadline (a terminal, a regular file, another io.Reader)
-	// delivers each read at once.
-	joinWindow = 20 * time.Millisecond
+	// more (stream.JoinWindow). A pipeline call with the disk buffer is a
+	// file written, renamed, read back and deleted: delivered as each read
+	// returned them, pino lines at 20k/s cost 2.9 times the CPU per line of
+	// the memory queue. Waiting is only ever for input that is not there:
+	// the pipe keeps being read, so the app's writes never wait for it. A
+	// source whose reads cannot wait with a deadline (a terminal, a regular
+	// file, another io.Reader) delivers each read at once.
+	joinWindow = stream.JoinWindow
 )
 
 // Config is the YAML under receivers.stdout.stdin.

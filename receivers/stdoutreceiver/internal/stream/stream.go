@@ -18,6 +18,15 @@ import (
 // tailer; forward: one per connection that is sending).
 const DefaultMaxLineBytes = 1 << 20
 
+// JoinWindow is how long a transport may hold the lines of an app's writes
+// for more before they go to the Sink together: an app writes a line, or a
+// few, at a time, and every batch costs a pipeline call. stdin waits up to
+// this long after a batch's first line; a Fluent Forward connection that
+// gets one record per frame reads on a tick of this period. It bounds the
+// latency the batching adds; 5 ms cost a Forward connection about three
+// times the CPU per second at 1,000 lines/s (bench/COMPARISON.md).
+const JoinWindow = 20 * time.Millisecond
+
 // ErrStopped is what a Sink returns for a batch it did not deliver because
 // the receiver is shutting down.
 var ErrStopped = errors.New("stdout receiver is shutting down")
