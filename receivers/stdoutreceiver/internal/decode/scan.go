@@ -257,12 +257,7 @@ func (s *keySet) add(line []byte, keyStart, keyEnd int, escaped bool, idx int) (
 		s.buf, _ = jsontext.AppendString(s.buf, line[keyStart:keyEnd])
 		ref = keyRef{start: int32(start), end: int32(len(s.buf)), inBuf: true}
 	}
-	if s.nk < len(s.keys) { // no store of the slice itself: see keyRef
-		s.keys[s.nk] = ref
-	} else {
-		s.keys = append(s.keys, ref)
-	}
-	s.nk++
+	s.push(ref)
 	key := s.text(line, ref)
 	if idx < smallKeys {
 		if bit := filterBit(key); s.filter&bit == 0 {
@@ -288,15 +283,19 @@ func (s *keySet) add(line []byte, keyStart, keyEnd int, escaped bool, idx int) (
 // filter, so that add can go on from them.
 func (s *keySet) takeOver(members []member) {
 	for _, m := range members {
-		ref := keyRef{start: int32(m.keyStart + 1), end: int32(m.keyEnd - 1)}
-		if s.nk < len(s.keys) {
-			s.keys[s.nk] = ref
-		} else {
-			s.keys = append(s.keys, ref)
-		}
-		s.nk++
+		s.push(keyRef{start: int32(m.keyStart + 1), end: int32(m.keyEnd - 1)})
 	}
 	s.all = true
+}
+
+// push records ref as the next member's key.
+func (s *keySet) push(ref keyRef) {
+	if s.nk < len(s.keys) { // no store of the slice itself: see keyRef
+		s.keys[s.nk] = ref
+	} else {
+		s.keys = append(s.keys, ref)
+	}
+	s.nk++
 }
 
 // filterBit is key's bit in keySet.filter, from its length and its first
