@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/sidecarhq/sidecar/bench/internal/procstat"
 )
 
 // A rate sweep (-sweep-rates) splits a collector's CPU into what it costs
@@ -167,13 +169,13 @@ func sweepStepAt(o options, sc scenario, env *runEnv, in inputs, pid, rate int) 
 		close(loadDone)
 	}
 	time.Sleep(time.Second)
-	before, err := readSched(pid)
+	before, err := procstat.ReadSched(pid)
 	if err != nil {
 		return st, err
 	}
 	sentBefore, start := sent.Load(), time.Now()
 	time.Sleep(o.duration)
-	after, err := readSched(pid)
+	after, err := procstat.ReadSched(pid)
 	if err != nil {
 		return st, err
 	}
@@ -183,9 +185,9 @@ func sweepStepAt(o options, sc scenario, env *runEnv, in inputs, pid, rate int) 
 	if err := <-loadDone; err != nil {
 		return st, err
 	}
-	cpu := (after.ran - before.ran).Seconds()
+	cpu := (after.Ran - before.Ran).Seconds()
 	st.CPUmsPerSecond = cpu * 1000 / st.Seconds
-	st.WakeupsPerSecond = float64(after.slices-before.slices) / st.Seconds
+	st.WakeupsPerSecond = float64(after.Slices-before.Slices) / st.Seconds
 	if st.Lines > 0 {
 		st.CPUsPerMillion = cpu / float64(st.Lines) * 1e6
 	}
@@ -212,34 +214,6 @@ func idleForward(ctx context.Context, env *runEnv) error {
 	}
 	<-ctx.Done()
 	return nil
-}
-
-// sched is a process's time on a CPU and its number of runs on one (the
-// first and third schedstat fields), summed over its threads.
-type sched struct {
-	ran    time.Duration
-	slices int64
-}
-
-func readSched(pid int) (sched, error) {
-	var s sched
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	if err != nil || len(tasks) == 0 {
-		return s, fmt.Errorf("no schedstat for pid %d (exited?)", pid)
-	}
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue // a thread that just exited
-		}
-		var ran, wait, n int64
-		if _, err := fmt.Sscan(string(b), &ran, &wait, &n); err != nil {
-			return s, fmt.Errorf("%s %q: %w", t, b, err)
-		}
-		s.ran += time.Duration(ran)
-		s.slices += n
-	}
-	return s, nil
 }
 
 // printSweep writes the steps as a Markdown table, medians per scenario,

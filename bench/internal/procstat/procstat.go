@@ -1,11 +1,14 @@
-// Package procstat reads a process's CPU time and memory from /proc (Linux).
+// Package procstat reads a process's CPU time, memory and scheduling from
+// /proc (Linux).
 package procstat
 
 import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // clockTicks is USER_HZ, 100 on every Linux platform Go supports.
@@ -63,4 +66,34 @@ func statusKB(status []byte, key string) int64 {
 	}
 	v, _ := strconv.ParseInt(string(f[0]), 10, 64)
 	return v
+}
+
+// Sched is a process's time on a CPU and its number of runs on one (the
+// first and third schedstat fields: nanoseconds, not clock ticks), summed
+// over its threads.
+type Sched struct {
+	Ran    time.Duration
+	Slices int64
+}
+
+// ReadSched reads process pid's Sched.
+func ReadSched(pid int) (Sched, error) {
+	var s Sched
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return s, fmt.Errorf("no schedstat for pid %d (exited?)", pid)
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that just exited
+		}
+		var ran, wait, n int64
+		if _, err := fmt.Sscan(string(b), &ran, &wait, &n); err != nil {
+			return s, fmt.Errorf("%s %q: %w", t, b, err)
+		}
+		s.Ran += time.Duration(ran)
+		s.Slices += n
+	}
+	return s, nil
 }

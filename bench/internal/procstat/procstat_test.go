@@ -42,3 +42,25 @@ func TestStatusKB(t *testing.T) {
 		t.Fatalf("VmSwap = %d", got)
 	}
 }
+
+func TestReadSchedSelf(t *testing.T) {
+	before, err := ReadSched(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for i := range 50_000_000 {
+		x += i
+	}
+	_ = x
+	after, err := ReadSched(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Ran <= before.Ran || after.Slices < before.Slices || before.Slices <= 0 {
+		t.Fatalf("before %+v, after %+v", before, after)
+	}
+	if _, err := ReadSched(1 << 30); err == nil {
+		t.Fatal("want an error for a process that does not exist")
+	}
+}
