@@ -34,6 +34,9 @@ type logsWeigher struct {
 	minEvent int
 	mu       sync.Mutex
 	scratch  []byte // one event, or a raw event's attributes, at a time
+
+	lastMap     [][2]string // the last attributes weighed (mapSize), when all strings
+	lastMapSize int
 }
 
 func newLogsWeigher(batchBytes int64) *logsWeigher {
@@ -57,55 +60,77 @@ func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.S
 		fn(rl, sl, lr, max(w.eventSize(lr, raw, resource), protoSizer.LogRecordSize(lr), w.minEvent))
 		return true
 	})
+	clear(w.lastMap) // its strings may hold a batch's memory
+	w.lastMap = w.lastMap[:0]
 	if cap(w.scratch) > maxPooledBuffer {
 		w.scratch = nil
 	}
 }
 
-// eventSize is the length of lr's NDJSON event (appendEvent). A raw
-// record's body, up to Axiom's 1 MB field, is counted rather than copied:
-// copying 1 MiB lines to weigh them raised peak RSS by ~4 MB. A raw body
-// alone (stdin's records) is not even read: by the rawevent contract it is
-// an object, which appendRawEvent writes with at most its length and a
-// newline. Reading its last byte to trim it missed the cache once a line,
-// 3% of the stdin path's CPU; a body that broke the contract would be sent
-// longer than weighed, in two requests (pushLogs cuts at maxBytes).
+// eventSize is the length of lr's NDJSON event (appendEvent), or for a
+// raw record a bound on it. A raw body is not read: by the rawevent
+// contract it is exactly one object, which appendRawEvent writes whole
+// after the attributes and resource it splices in, so the event is
+// counted from the body's length (exact, or one byte over for "{}").
+// Reading the body to trim it missed the cache once a line (3% of the
+// stdin path's CPU), and copying 1 MiB lines to weigh them raised peak
+// RSS by ~4 MB; a body that broke the contract would be sent longer than
+// weighed, in two requests (pushLogs cuts at maxBytes).
 func (w *logsWeigher) eventSize(lr plog.LogRecord, raw bool, resource []byte) int {
 	if body := lr.Body(); raw && body.Type() == pcommon.ValueTypeStr {
-		attrs := lr.Attributes()
-		if attrs.Len() == 0 && len(resource) == 0 {
-			return len(body.Str()) + 1
+		if attrs := lr.Attributes(); attrs.Len() > 0 || len(resource) > 0 {
+			return w.rawEventSize(len(body.Str()), attrs, resource)
 		}
-		if obj, ok := rawObject(body.Str()); ok {
-			return w.rawEventSize(obj, attrs, resource)
-		}
+		return len(body.Str()) + len("\n") // stdin's records: no call
 	}
 	w.scratch = appendEvent(w.scratch[:0], lr, raw, resource, weighTime)
 	return len(w.scratch)
 }
 
-// rawEventSize is the length of appendRawEvent's line.
-func (w *logsWeigher) rawEventSize(obj string, attrs pcommon.Map, resource []byte) int {
-	if attrs.Len() == 0 && len(resource) == 0 {
-		return len(obj) + 1
-	}
-	n := len("{")
+// rawEventSize is the length of appendRawEvent's line for an object body
+// of n bytes: exact for an object with members, a few bytes over for an
+// empty one (its "{}" becomes the event's own braces). The event's '{' is
+// the body's, and each object spliced in front of the body's first member
+// adds a comma.
+func (w *logsWeigher) rawEventSize(n int, attrs pcommon.Map, resource []byte) int {
 	if attrs.Len() > 0 {
-		w.scratch = appendMap(w.scratch[:0], attrs)
-		n += len(`"attributes":`) + len(w.scratch)
+		n += len(`"attributes":`) + w.mapSize(attrs) + len(",")
 	}
 	if len(resource) > 0 {
-		if attrs.Len() > 0 {
-			n += len(",")
-		}
-		n += len(`"resource":`) + len(resource)
-	}
-	if rest := obj[1:]; !isEmptyObjectRest(rest) {
-		n += len(",") + len(rest)
-	} else {
-		n += len("}")
+		n += len(`"resource":`) + len(resource) + len(",")
 	}
 	return n + len("\n")
+}
+
+// mapSize is the length of appendMap(m). The records of a batch mostly
+// carry the same attributes (a Forward connection's stream on each), so
+// the last map of string values is kept as its members and its length,
+// and comparing the members costs less than encoding them again.
+func (w *logsWeigher) mapSize(m pcommon.Map) int {
+	i, same := 0, len(w.lastMap) > 0 && m.Len() == len(w.lastMap)
+	if same {
+		for k, v := range m.All() {
+			if v.Type() != pcommon.ValueTypeStr || w.lastMap[i] != [2]string{k, v.Str()} {
+				same = false
+				break
+			}
+			i++
+		}
+	}
+	if same {
+		return w.lastMapSize
+	}
+	w.scratch = appendMap(w.scratch[:0], m)
+	w.lastMap, w.lastMapSize = w.lastMap[:0], len(w.scratch)
+	for k, v := range m.All() {
+		if v.Type() != pcommon.ValueTypeStr {
+			w.lastMap = w.lastMap[:0]
+			w.lastMapSize = 0
+			break
+		}
+		w.lastMap = append(w.lastMap, [2]string{k, v.Str()})
+	}
+	return len(w.scratch)
 }
 
 func (w *logsWeigher) weigh(ld plog.Logs) int {
