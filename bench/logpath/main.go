@@ -6,11 +6,14 @@
 // baseline measured in the same run on the same bytes: `cat` into
 // /dev/null, the least any stdin consumer can cost.
 //
-//	go run ./bench/logpath -sidecar ./sidecar [-lines 2000000] [-gomaxprocs 1] [-cpu 1] [-keep] [-disk=false]
+//	go run ./bench/logpath -sidecar ./sidecar [-lines 2000000] [-gomaxprocs 1] [-cpu 1] [-keep] [-disk=false] [-valgrind]
 //
 // With -cpu, the sidecar and the baselines run pinned to that core (taskset),
 // as bench/run.sh pins its collectors. A second baseline is the compression
 // floor: `zstd -1 -T1` over the same bytes (skipped when zstd is missing).
+//
+// With -valgrind it counts instructions instead of timing (valgrind.go):
+// a figure that does not depend on the host's speed or load.
 //
 // bench/run-logpath.sh builds the binary and runs this.
 package main
@@ -23,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -36,13 +40,18 @@ func main() {
 	procs := flag.Int("gomaxprocs", 1, "GOMAXPROCS of the sidecar")
 	keep := flag.Bool("keep", false, "keep the work directory (config, sidecar log)")
 	disk := flag.Bool("disk", true, "also run the sidecar with its queue on disk")
+	vg := flag.Bool("valgrind", false, "count instructions per line under valgrind (the memory queue and zstd) instead of timing")
 	flag.IntVar(&pinCPU, "cpu", -1, "pin the measured processes to this core (taskset); -1: not pinned")
 	flag.Parse()
 	if *sidecar == "" {
 		fmt.Fprintln(os.Stderr, "logpath: -sidecar is required")
 		os.Exit(2)
 	}
-	if err := run(*sidecar, *lines, *procs, *keep, *disk); err != nil {
+	runner := run
+	if *vg {
+		runner = countInstructions
+	}
+	if err := runner(*sidecar, *lines, *procs, *keep, *disk); err != nil {
 		fmt.Fprintln(os.Stderr, "logpath:", err)
 		os.Exit(1)
 	}
@@ -92,7 +101,7 @@ func run(sidecar string, lines, procs int, keep, disk bool) error {
 		variants = variants[:1]
 	}
 	for _, variant := range variants {
-		r, err := runSidecar(sidecar, variant.name, variant.state, lines, procs, keep, input)
+		r, err := runSidecar(sidecar, variant.name, variant.state, lines, procs, keep, input, nil)
 		if err != nil {
 			return err
 		}
@@ -126,8 +135,9 @@ func run(sidecar string, lines, procs int, keep, disk bool) error {
 
 // runSidecar measures one sidecar run over input against a fresh count-only
 // fake Axiom; with state set, the exporter's queue is on disk (dir_storage in
-// the work directory's state), as every shipped config runs it.
-func runSidecar(sidecar, name, state string, lines, procs int, keep bool, input repeatedInput) (result, error) {
+// the work directory's state), as every shipped config runs it. wrap, if
+// set, is the command the sidecar runs under (valgrind).
+func runSidecar(sidecar, name, state string, lines, procs int, keep bool, input repeatedInput, wrap []string) (result, error) {
 	fake, err := axiomtest.New(axiomtest.WithCountOnly())
 	if err != nil {
 		return result{}, err
@@ -152,7 +162,8 @@ func runSidecar(sidecar, name, state string, lines, procs int, keep bool, input 
 		return result{}, err
 	}
 	defer logFile.Close()
-	cmd := command(sidecar, "--config", "file:"+cfgPath)
+	args := append(slices.Clone(wrap), sidecar, "--config", "file:"+cfgPath)
+	cmd := command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	r, err := measure(fmt.Sprintf("sidecar, %s (GOMAXPROCS=%d)", name, procs), cmd, input)

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Counts the instructions the log hot path executes per pino line, under
+# valgrind (cachegrind, cache simulation off): a figure that does not depend
+# on the host's speed or load, for comparing two builds on a busy machine.
+#   1. the decoder alone: BenchmarkDecodePino at two iteration counts
+#      (GOGC=off, GOMAXPROCS=1), the difference over the difference in lines;
+#   2. the whole process and zstd -1 -T1 on the same bytes: bench/logpath
+#      -valgrind (the same differencing, over -lines and -lines/5).
+# Instructions are not CPU time: the ratio to zstd here is not the timed
+# ratio of bench/run-logpath.sh. Arguments go to bench/logpath (e.g. -lines
+# 500000, -keep to keep cachegrind's files for cg_annotate).
+set -eu
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "count-logpath.sh: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT INT TERM
+
+go test -c -o "$work/decode.test" ./receivers/stdoutreceiver/internal/decode/
+go build -o "$work/sidecar" ./cmd/sidecar
+go build -o "$work/logpath" ./bench/logpath
+
+echo "== decoder alone (BenchmarkDecodePino, 1024 lines per iteration)"
+count() { # iterations -> instructions
+	GOGC=off GOMAXPROCS=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+		--log-file="$work/decode.$1.log" "$work/decode.test" -test.run '^$' \
+		-test.bench 'BenchmarkDecodePino$' -test.benchtime "$1x" -test.cpu 1 >/dev/null
+	sed -n 's/.*I *refs: *//p' "$work/decode.$1.log" | tr -d ,
+}
+small=$(count 20)
+large=$(count 120)
+echo "instructions: $small (20 iterations), $large (120); per line: $(( (large - small) / (100 * 1024) ))"
+
+echo "== whole process and zstd -1 -T1"
+"$work/logpath" -sidecar "$work/sidecar" -valgrind -lines 300000 "$@"
