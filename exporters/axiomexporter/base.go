@@ -2,6 +2,7 @@ package axiomexporter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -25,11 +26,14 @@ import (
 // base is what the logs and traces exporters share: configuration, the HTTP
 // client (or the local file), self-metrics and the shutdown deadline.
 type base struct {
-	cfg     *Config
-	set     exporter.Settings
-	tel     *telemetry
-	drops   *losses.Recorder // every forced drop, counted and reported
-	ledger  *losses.Ledger   // what the logs signal reports to Axiom
+	cfg    *Config
+	set    exporter.Settings
+	tel    *telemetry
+	drops  *losses.Recorder // every forced drop, counted and reported
+	ledger *losses.Ledger   // what the logs signal reports to Axiom
+	// holding: start took a Hold on the ledger, which shutdown releases
+	// once this exporter can drop no more.
+	holding atomic.Bool
 	signal  string
 	dataset string
 	// localPath is the file written instead of sending (local_dir mode).
@@ -94,6 +98,8 @@ func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile stri
 }
 
 func (b *base) start(ctx context.Context, host component.Host, what string) error {
+	b.ledger.Hold()
+	b.holding.Store(true)
 	b.health.setHost(host)
 	se, err := b.queueStorage(host)
 	if err != nil {
@@ -136,15 +142,19 @@ func (b *base) httpClientConfig() confighttp.ClientConfig {
 	return cc
 }
 
-func (b *base) shutdown(context.Context) error {
+func (b *base) shutdown(ctx context.Context) error {
 	b.abort()
+	var err error
 	if b.file != nil {
-		return b.file.close()
+		err = b.file.close()
 	}
 	if b.client != nil {
 		b.client.CloseIdleConnections()
 	}
-	return nil
+	if b.holding.Swap(false) {
+		err = errors.Join(err, b.ledger.Release(ctx))
+	}
+	return err
 }
 
 // accept runs offer, which hands n records to the queue, and counts them

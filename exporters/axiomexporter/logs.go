@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
@@ -38,8 +37,6 @@ type logsExporter struct {
 	// accepting: Axiom accepted the last request, so the report of drops
 	// made since may still go at shutdown (see shutdown).
 	accepting atomic.Bool
-	// ledgerStore keeps the report of dropped records (see keepLedger).
-	ledgerStore storage.Client
 }
 
 func newLogsExporter(cfg *Config, set exporter.Settings) (*logsExporter, error) {
@@ -63,7 +60,7 @@ func (e *logsExporter) start(ctx context.Context, host component.Host) error {
 	if e.cfg.CheckToken {
 		go e.checkToken()
 	}
-	return e.keepLedger(ctx, host)
+	return e.keepLedger(ctx)
 }
 
 // pushLogs encodes ld into requests of at most maxEvents events and at

@@ -3,7 +3,9 @@ package axiomexporter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -12,10 +14,12 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
+	"github.com/sidecarhq/sidecar/internal/losses"
 )
 
 // storageHost offers one file_storage extension to the exporter.
@@ -201,5 +205,54 @@ func TestQueuedOnDiskCountsEveryRunsRecords(t *testing.T) {
 	}
 	if b.pending.Load() != 7 {
 		t.Fatalf("this run's pending: %d, want 7", b.pending.Load())
+	}
+}
+
+// The collector stops exporters in no set order. Spans the traces exporter
+// drops after the logs exporter (which reports drops) has stopped are saved
+// with the report, and the next run sends them: here the traces exporter's
+// in-memory queue is cut off by shutdown_timeout while Axiom answers 503.
+func TestDropsAfterTheLogsExporterStoppedAreReportedByTheNextRun(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	srv.Outage(tracesDS, axiomtest.Status(http.StatusServiceUnavailable))
+	dir := t.TempDir()
+	logs, stop := startPersistentLogs(t, srv.URL(), dir)
+	cfg := testConfig(srv.URL())
+	cfg.QueueConfig = NewFactory().CreateDefaultConfig().(*Config).QueueConfig // in memory
+	cfg.ShutdownTimeout = 100 * time.Millisecond
+	cfg.RetryConfig.MaxElapsedTime = 0
+	// Not newHarness: the traces exporter must add to the logs exporter's ledger.
+	traces, err := NewFactory().CreateTraces(context.Background(), exportertest.NewNopSettings(metadata.Type), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := traces.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := traces.ConsumeTraces(context.Background(), richTraces()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := logs.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := traces.Shutdown(context.Background()); err != nil { // drops the 6 spans
+		t.Fatal(err)
+	}
+	stop()
+	if n := srv.EventCount(logsDS); n != 0 {
+		t.Fatalf("%d events in the logs dataset before the restart", n)
+	}
+
+	_, stop = startPersistentLogs(t, srv.URL(), dir)
+	defer stop()
+	if err := srv.WaitEvents(logsDS, 1, waitWindow); err != nil {
+		t.Fatalf("no report from the next run: %v", err)
+	}
+	evs := srv.Events(logsDS)
+	if len(evs) != 1 || evs[0]["sidecar.event"] != losses.EventKind || evs[0]["signal"] != "traces" ||
+		evs[0]["reason"] != string(losses.Shutdown) || fmt.Sprint(evs[0]["dropped_items"]) != "6" {
+		t.Fatalf("the next run reported %v, want one data_loss event of 6 spans dropped at shutdown", evs)
 	}
 }

@@ -2,7 +2,6 @@ package axiomexporter
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -41,8 +40,10 @@ func (e *logsExporter) reportLosses(ctx context.Context) {
 
 // keepLedger keeps the report of dropped records in the queue's storage, so
 // that it survives kill -9, and sends what an earlier run left unsent.
-// Without storage the report lives in memory only.
-func (e *logsExporter) keepLedger(ctx context.Context, host component.Host) error {
+// Without storage the report lives in memory only. The ledger owns the
+// storage client from then on and closes it once every exporter holding
+// the ledger has stopped (see base.start and base.shutdown).
+func (e *logsExporter) keepLedger(ctx context.Context) error {
 	if e.storage == nil {
 		return nil
 	}
@@ -53,7 +54,6 @@ func (e *logsExporter) keepLedger(ctx context.Context, host component.Host) erro
 	if err := e.ledger.Keep(ctx, client, e.set.Logger); err != nil {
 		e.set.Logger.Warn("The report of dropped records", zap.Error(err))
 	}
-	e.ledgerStore = client
 	if e.ledger.Pending() {
 		go e.reportLosses(e.abortCtx)
 	}
@@ -65,15 +65,11 @@ func (e *logsExporter) keepLedger(ctx context.Context, host component.Host) erro
 // when_full buffer dropped as the pipeline stopped): no later request would
 // carry it. Receivers stop before exporters, so their drops are recorded by
 // now; the send is bounded by shutdown_timeout (abortCtx). What is not sent
-// stays in the queue's storage for the next start.
+// stays in the queue's storage for the next start, with what exporters
+// stopping after this one drop (base.shutdown releases the ledger).
 func (e *logsExporter) shutdown(ctx context.Context) error {
 	if e.axiom != nil && e.accepting.Load() {
 		e.reportLosses(e.abortCtx)
 	}
-	err := e.base.shutdown(ctx)
-	if e.ledgerStore != nil {
-		e.ledger.Release()
-		err = errors.Join(err, e.ledgerStore.Close(ctx))
-	}
-	return err
+	return e.base.shutdown(ctx)
 }

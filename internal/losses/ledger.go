@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -20,6 +21,13 @@ import (
 // saveInterval while drops are recorded, and at once when a report is
 // taken or confirmed), so that a report not yet sent survives kill -9 and
 // is sent by the next process.
+//
+// The store is kept until the last component that may drop after the
+// reporting one has stopped: every such component holds the ledger (Hold)
+// from its start and lets go (Release) at the end of its shutdown, and the
+// last Release saves and closes the store. The collector stops exporters
+// in no set order, so the traces exporter may drop after the logs
+// exporter, which reports, has stopped; those drops go to the next run.
 //
 // A report is sent at least once, and exactly once unless the process dies
 // between Axiom accepting the report and the ledger saving that it did.
@@ -38,6 +46,8 @@ type Ledger struct {
 	store   storage.Client
 	log     *zap.Logger
 	timer   *time.Timer // a save is due
+	// holders counts the components between Hold and Release.
+	holders int
 
 	// saving lets one save run at a time, each of the state as it is when
 	// it starts, so that the last save is of the latest state.
@@ -69,9 +79,12 @@ type saved struct {
 }
 
 // Keep loads what an earlier process left in store, adds it to the
-// ledger, and keeps the ledger there from now on, until Release. A value
-// it cannot read is replaced (the error says so); a store it cannot read
-// is not used.
+// ledger, and keeps the ledger there from now on: the ledger owns store,
+// and closes it at the last Release. A value it cannot read is replaced
+// (the error says so); a store it cannot read is not used (the caller
+// still owns it). When the ledger already has a store (a second exporter
+// with storage), what store holds is moved into that one and store is
+// closed.
 func (l *Ledger) Keep(ctx context.Context, store storage.Client, log *zap.Logger) error {
 	b, err := store.Get(ctx, ledgerKey)
 	if err != nil {
@@ -92,18 +105,39 @@ func (l *Ledger) Keep(ctx context.Context, store storage.Client, log *zap.Logger
 		l.merge(loss)
 	}
 	l.taken = append(l.taken, s.Taken...)
-	l.store, l.log = store, log
+	second := l.store != nil
+	if !second {
+		l.store, l.log = store, log
+	}
 	l.mu.Unlock()
 	l.saveLocked()
+	if second {
+		// Saved in the first store above: only now may it leave this one.
+		return errors.Join(readErr, store.Delete(ctx, ledgerKey), store.Close(ctx))
+	}
 	return readErr
 }
 
-// Release saves the ledger a last time and stops keeping it in its store,
-// which the caller may close then.
-func (l *Ledger) Release() {
+// Hold marks a component that may record drops as running: the store is
+// kept until every holder has called Release.
+func (l *Ledger) Hold() {
+	l.mu.Lock()
+	l.holders++
+	l.mu.Unlock()
+}
+
+// Release ends a Hold. The last one saves the ledger a last time and closes
+// its store; drops recorded after it are in memory only (and in the log
+// line and the metric).
+func (l *Ledger) Release(ctx context.Context) error {
 	l.saving.Lock()
 	defer l.saving.Unlock()
 	l.mu.Lock()
+	l.holders--
+	if l.holders > 0 || l.store == nil {
+		l.mu.Unlock()
+		return nil
+	}
 	if l.timer != nil {
 		l.timer.Stop()
 		l.timer = nil
@@ -111,8 +145,10 @@ func (l *Ledger) Release() {
 	l.mu.Unlock()
 	l.saveLocked()
 	l.mu.Lock()
+	store := l.store
 	l.store = nil
 	l.mu.Unlock()
+	return store.Close(ctx)
 }
 
 func (l *Ledger) add(k key, items, bytes int64, at time.Time) {

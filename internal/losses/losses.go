@@ -14,8 +14,12 @@
 //     and exit status of `app | sidecar`.
 //   - Every Recorder adds to one Ledger (Default, the process's). The axiom
 //     exporter's logs signal, when its queue has storage, keeps the ledger
-//     there (Keep at its start, Release at its shutdown), so that a report
-//     not yet sent survives kill -9; it sends the report (Take, then Event
+//     there (Keep at its start), so that a report not yet sent survives
+//     kill -9. Each axiom exporter (logs and traces) holds the ledger from
+//     its start to the end of its shutdown (Hold, Release), and the store
+//     is closed at the last Release, so that drops made by an exporter
+//     stopping after the logs one are saved for the next run. The logs
+//     signal sends the report (Take, then Event
 //     for each loss, then Done) at its start when an earlier run left one,
 //     after every request Axiom accepted, and once more at its shutdown
 //     (drops made as the pipeline stopped) if Axiom accepted its last

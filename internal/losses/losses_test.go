@@ -142,6 +142,7 @@ func TestAKeptLedgerIsReportedByTheNextProcess(t *testing.T) {
 	}
 
 	next := &Ledger{}
+	next.Hold()
 	if err := next.Keep(context.Background(), store, zap.NewNop()); err != nil {
 		t.Fatal(err)
 	}
@@ -153,28 +154,112 @@ func TestAKeptLedgerIsReportedByTheNextProcess(t *testing.T) {
 		t.Fatalf("report %+v", report)
 	}
 	next.Done(report, true)
-	next.Release()
-	if b, err := store.Get(context.Background(), ledgerKey); err != nil || b != nil {
+	if err := next.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := startStore(t, dir).Get(context.Background(), ledgerKey); err != nil || b != nil {
 		t.Fatalf("a reported ledger left %q (%v)", b, err)
 	}
 }
 
 // An unreadable saved ledger is replaced, not a reason to fail.
 func TestAnUnreadableSavedLedgerIsReplaced(t *testing.T) {
-	store := startStore(t, t.TempDir())
+	dir := t.TempDir()
+	store := startStore(t, dir)
 	if err := store.Set(context.Background(), ledgerKey, []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
 	l := &Ledger{}
+	l.Hold()
 	if err := l.Keep(context.Background(), store, zap.NewNop()); err == nil {
 		t.Fatal("no error for an unreadable ledger")
 	}
 	l.add(key{"receiver/stdout", "logs", BudgetFull}, 1, 10, time.Now())
-	l.Release()
-	var s saved
-	if b, _ := store.Get(context.Background(), ledgerKey); json.Unmarshal(b, &s) != nil || len(s.Open) != 1 {
-		t.Fatalf("saved %q", b)
+	if err := l.Release(context.Background()); err != nil {
+		t.Fatal(err)
 	}
+	if s := savedIn(t, dir); len(s.Open) != 1 {
+		t.Fatalf("saved %+v", s)
+	}
+}
+
+// The store is kept until the last holder lets go: drops recorded after
+// the reporting exporter stopped (the traces exporter may stop after the
+// logs exporter) are saved for the next run, and only then is the store
+// closed.
+func TestDropsAfterTheReporterStoppedAreSavedUntilTheLastHolderStops(t *testing.T) {
+	dir := t.TempDir()
+	l := &Ledger{}
+	l.Hold() // the traces exporter
+	l.Hold() // the logs exporter, which keeps the ledger
+	if err := l.Keep(context.Background(), startStore(t, dir), zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(context.Background()); err != nil { // the logs exporter stops
+		t.Fatal(err)
+	}
+	l.add(key{"exporter/axiom", "traces", Shutdown}, 42, 0, time.Now())
+	if err := l.Release(context.Background()); err != nil { // the traces exporter stops
+		t.Fatal(err)
+	}
+	next := &Ledger{}
+	next.Hold()
+	if err := next.Keep(context.Background(), startStore(t, dir), zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	report := next.Take()
+	if len(report) != 1 || report[0].Items != 42 || report[0].Signal != "traces" || report[0].Reason != Shutdown {
+		t.Fatalf("the next run's report %+v, want the 42 spans dropped after the logs exporter stopped", report)
+	}
+}
+
+// A second exporter with storage moves what its store holds into the
+// ledger's store, so each earlier loss is reported once, from one place.
+func TestASecondStoreIsMovedIntoTheFirst(t *testing.T) {
+	dirA, dirB := t.TempDir(), t.TempDir()
+	for _, dir := range []string{dirA, dirB} {
+		l := &Ledger{}
+		l.Hold()
+		if err := l.Keep(context.Background(), startStore(t, dir), zap.NewNop()); err != nil {
+			t.Fatal(err)
+		}
+		l.add(key{"exporter/axiom", "logs", Rejected}, 5, 50, time.Now())
+		if err := l.Release(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := &Ledger{}
+	l.Hold()
+	l.Hold()
+	for _, dir := range []string{dirA, dirB} {
+		if err := l.Keep(context.Background(), startStore(t, dir), zap.NewNop()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := savedIn(t, dirA); len(s.Open) != 1 || s.Open[0].Items != 10 {
+		t.Fatalf("the first store holds %+v, want both runs' 10 records", s)
+	}
+	if s := savedIn(t, dirB); len(s.Open) != 0 {
+		t.Fatalf("the second store still holds %+v", s)
+	}
+}
+
+// savedIn reads the ledger saved in dir.
+func savedIn(t *testing.T, dir string) saved {
+	t.Helper()
+	store := startStore(t, dir)
+	defer store.Close(context.Background())
+	var s saved
+	b, err := store.Get(context.Background(), ledgerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
 
 func TestEventSaysHowManyWhyAndWhen(t *testing.T) {
