@@ -43,31 +43,27 @@ func SkipSpace[T Text](s T, i int) int {
 // index just past its closing quote, and whether it holds escape sequences
 // (when it does not, s[i+1:end-1] is already the decoded value).
 //
-// It tests eight bytes at a time (strings are most of a log line): in each
-// word, the lowest byte flagged as '"', '\\' or below 0x20 is exact (a
-// borrow only runs upwards), so it is the next byte to look at. One loop,
-// no call per string: a line holds a few dozen, most of them short.
+// It tests eight bytes at a time (strings are most of a log line), in a
+// loop of its own, and looks at single bytes only at the end of the text.
+// One function, no call per string: a line holds a few dozen, most of them
+// short.
 func StringEnd[T Text](s T, i int) (end int, escaped, ok bool) {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i++
-	for i < len(s) {
-		if i+8 <= len(s) {
-			x := load64(s, i)
-			quote := x ^ ('"' * ones)
-			slash := x ^ ('\\' * ones)
-			// quote and slash have their high bits where x has, so the three
-			// zero tests share one mask of x's high bits (bytes from 0x80,
-			// UTF-8, are never flagged).
-			special := ((quote - ones) | (slash - ones) | (x - 0x20*ones)) &^ x & highs
-			if special == 0 {
-				i += 8
-				continue
+	for {
+		for i+8 <= len(s) {
+			if special := specialBytes(load64(s, i)); special != 0 {
+				i += bits.TrailingZeros64(special) / 8
+				goto look
 			}
-			i += bits.TrailingZeros64(special) / 8
-		} else if plainByte[s[i]] {
-			i++
-			continue
+			i += 8
 		}
+		for i < len(s) && plainByte[s[i]] {
+			i++
+		}
+		if i >= len(s) {
+			return 0, false, false
+		}
+	look:
 		switch s[i] {
 		case '"':
 			return i + 1, escaped, true
@@ -92,7 +88,18 @@ func StringEnd[T Text](s T, i int) (end int, escaped, ok bool) {
 			return 0, false, false
 		}
 	}
-	return 0, false, false
+}
+
+// specialBytes flags the bytes of x (eight bytes, little-endian) that are
+// '"', '\\' or below 0x20 with their high bit; the lowest flag is exact (a
+// borrow only runs upwards), so it is the next byte to look at. quote and
+// slash have their high bits where x has, so the three zero tests share one
+// mask of x's high bits (bytes from 0x80, UTF-8, are never flagged).
+func specialBytes(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote := x ^ ('"' * ones)
+	slash := x ^ ('\\' * ones)
+	return ((quote - ones) | (slash - ones) | (x - 0x20*ones)) &^ x & highs
 }
 
 // plainByte marks the bytes a JSON string can hold without a closer look:
