@@ -190,8 +190,11 @@ func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) 
 }
 
 func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []stream.Attr) {
-	data := bytes.TrimRight(l.Data, "\r")
-	if len(bytes.TrimSpace(data)) == 0 {
+	data := l.Data
+	if len(data) > 0 && data[len(data)-1] == '\r' {
+		data = bytes.TrimRight(data, "\r")
+	}
+	if blank(data) {
 		out.Stats.Empty++
 		return
 	}
@@ -244,6 +247,16 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 		d.buf = append(d.buf, data...)
 	}
 	r.end = len(d.buf)
+}
+
+// blank reports whether line is empty or only white space (as
+// bytes.TrimSpace sees it). Most lines start with a printable ASCII byte,
+// which settles it.
+func blank(line []byte) bool {
+	if len(line) > 0 && ' ' < line[0] && line[0] < utf8.RuneSelf {
+		return false
+	}
+	return len(bytes.TrimSpace(line)) == 0
 }
 
 // spanLine decodes an OTLP/JSON ExportTraceServiceRequest into out.Traces.

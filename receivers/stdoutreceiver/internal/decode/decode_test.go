@@ -624,3 +624,17 @@ func TestSmallBatchAfterLargeStaysSmall(t *testing.T) {
 		t.Fatalf("decoding one line after a 5000-line batch allocated %d bytes", allocated)
 	}
 }
+
+// blank's shortcut on the first byte must not change which lines are
+// skipped: bytes.TrimSpace (Unicode white space) decides.
+func TestBlankAgreesWithTrimSpace(t *testing.T) {
+	lines := []string{"", " ", "\t\v\f", "\u00a0", " \u2003 ", "\u0085x", "x", "{}", " {}", "\x80", "\xff "}
+	for c := range 256 {
+		lines = append(lines, string([]byte{byte(c)}), string([]byte{byte(c), ' '}), string([]byte{byte(c), 0xa0}))
+	}
+	for _, l := range lines {
+		if got, want := blank([]byte(l)), len(bytes.TrimSpace([]byte(l))) == 0; got != want {
+			t.Errorf("blank(%q) = %v, want %v", l, got, want)
+		}
+	}
+}

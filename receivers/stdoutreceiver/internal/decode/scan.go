@@ -149,15 +149,14 @@ func (o *object) scanMembers(line []byte, i int, members []member) ([]member, bo
 		// key (it was a tenth of this loop); keySet takes over from the
 		// first escaped key, or the first key past them.
 		key, prev := line[keyStart+1:keyEnd-1], -1
-		switch {
-		case o.keys.all || escaped || n >= smallKeys:
+		if o.keys.all || escaped || n >= smallKeys {
 			if !o.keys.all {
 				o.keys.takeOver(members[:n])
 			}
 			key, prev = o.keys.add(line, keyStart, keyEnd, escaped, n)
-		case o.keys.filter&filterBit(key) == 0:
-			o.keys.filter |= filterBit(key)
-		default:
+		} else if bit := filterBit(key); o.keys.filter&bit == 0 { // the bit once: the compiler computed it twice
+			o.keys.filter |= bit
+		} else {
 			prev = earlierPlain(line, members[:n], key)
 		}
 		if prev >= 0 {
