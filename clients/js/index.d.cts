@@ -19,6 +19,8 @@ export interface StdoutSpanExporterOptions {
   maxLineBytes?: number;
   /** Spans are dropped while the destination holds more than this many bytes unwritten; default DEFAULT_MAX_PENDING_BYTES. */
   maxPendingBytes?: number;
+  /** A line is closed once the next span would take it past this many bytes; default 65,536 (64 KiB). A span larger than that gets a line of its own, up to maxLineBytes. */
+  lineBytes?: number;
 }
 
 /** What the exporter reads from an SDK span (ReadableSpan of @opentelemetry/sdk-trace-base 2.x, @opentelemetry/sdk-trace 3.x). */
@@ -51,8 +53,6 @@ export declare class StdoutSpanExporter {
 }
 
 export interface StdoutSpanProcessorOptions extends StdoutSpanExporterOptions {
-  /** A line is written once it holds this many bytes; default 65,536 (64 KiB). A span larger than that gets a line of its own, up to maxLineBytes. */
-  lineBytes?: number;
   /** How long a span waits at most in a line that is not full, in milliseconds; default 200. */
   delayMillis?: number;
 }

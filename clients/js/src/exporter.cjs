@@ -1,6 +1,6 @@
 'use strict';
 const { encodeLines } = require('./encode.cjs');
-const { Outlet, DEFAULT_MAX_LINE_BYTES } = require('./outlet.cjs');
+const { Outlet, DEFAULT_MAX_LINE_BYTES, DEFAULT_LINE_BYTES } = require('./outlet.cjs');
 
 // ExportResultCode of @opentelemetry/core, which is not a dependency.
 const SUCCESS = 0;
@@ -9,9 +9,12 @@ const FAILED = 1;
 // StdoutSpanExporter writes each export as OTLP/JSON ExportTraceServiceRequest
 // lines to a stream, for the sidecar to read from the app's stdout.
 //
-// It never queues: an export's lines are handed to the destination at once,
-// as one string in one write call, so they never interleave with other
-// writes through the same destination (such as pino's). It never grows the
+// It never queues: an export's lines are handed to the destination before
+// export returns, each whole in one write call, so they never interleave
+// with other writes through the same destination (such as pino's). A line
+// holds up to lineBytes (64 KiB, under V8's largest regular heap object, so
+// that no line is a string in the large-object space, freed only by a full
+// GC). It never grows the
 // app's memory either: lines are written only as long as the destination
 // then holds at most maxPendingBytes unwritten (see Outlet); the spans of
 // the others are dropped and counted.
@@ -22,14 +25,16 @@ const FAILED = 1;
 class StdoutSpanExporter {
   #out;
   #maxLineBytes;
+  #lineBytes;
   #shutdown = false;
 
   /**
-   * @param {{destination?: NodeJS.WritableStream, maxLineBytes?: number, maxPendingBytes?: number}} [options]
+   * @param {{destination?: NodeJS.WritableStream, maxLineBytes?: number, lineBytes?: number, maxPendingBytes?: number}} [options]
    */
   constructor(options = {}) {
     this.#out = new Outlet('StdoutSpanExporter', options);
     this.#maxLineBytes = options.maxLineBytes || DEFAULT_MAX_LINE_BYTES;
+    this.#lineBytes = Math.min(options.lineBytes || DEFAULT_LINE_BYTES, this.#maxLineBytes);
   }
 
   /** Spans dropped so far: destination congested or failing, a span larger than a line or unreadable. */
@@ -52,39 +57,35 @@ class StdoutSpanExporter {
   }
 
   // #export hands the lines that fit under maxPendingBytes to the
-  // destination as one string, in one write call, and drops the spans of
-  // the others.
+  // destination, and drops the spans of the others.
   #export(spans) {
     if (this.#shutdown) return { code: FAILED, error: new Error('StdoutSpanExporter is shut down') };
-    const room = this.#out.room();
+    let room = this.#out.room();
     if (room <= 0) {
       // Full already: not even encoded, so that a congested app spends no
       // CPU on spans it drops.
       this.#out.drop(spans.length, 'destination congested');
       return { code: SUCCESS };
     }
-    const { lines, tooLarge } = encodeLines(spans, this.#maxLineBytes);
+    const { lines, tooLarge } = encodeLines(spans, this.#maxLineBytes, this.#lineBytes);
     if (tooLarge) this.#out.drop(tooLarge, `a span larger than ${this.#maxLineBytes} bytes`);
-    let text = '';
-    let written = 0;
     let congested = 0;
     for (let i = 0; i < lines.length; i++) {
-      if (text.length + lines[i].bytes <= room) {
-        text += lines[i].text;
-        written += lines[i].spans;
-      } else {
+      if (lines[i].bytes > room) {
         congested += lines[i].spans;
+        continue;
       }
+      try {
+        this.#out.write(lines[i].text);
+      } catch (error) {
+        // A destroyed or closed destination: this line and the rest are lost.
+        for (let j = i; j < lines.length; j++) this.#out.dropped += lines[j].spans;
+        this.#out.dropped += congested;
+        return { code: FAILED, error };
+      }
+      room = this.#out.room();
     }
     if (congested) this.#out.drop(congested, 'destination congested');
-    if (!text) return { code: SUCCESS };
-    try {
-      this.#out.write(text);
-    } catch (error) {
-      // A destroyed or closed destination.
-      this.#out.dropped += written;
-      return { code: FAILED, error };
-    }
     return { code: SUCCESS };
   }
 

@@ -4,6 +4,12 @@ const { diag } = require('@opentelemetry/api');
 // The stdout receiver's default max_line_bytes: a longer line would be cut.
 const DEFAULT_MAX_LINE_BYTES = 256 * 1024;
 
+// A line is closed once the next span would take it past this many bytes:
+// well under V8's largest regular heap object (128 KiB), so that no line goes
+// to the large-object space, freed only by a full GC. A larger span gets a
+// line of its own, up to the max_line_bytes.
+const DEFAULT_LINE_BYTES = 64 * 1024;
+
 // How many bytes a destination may hold unwritten before spans are dropped.
 // An export is written at once, so nothing drains during it: the bound must
 // hold a whole batch (512 spans of a few KiB each) on top of what the logger
@@ -75,4 +81,4 @@ class Outlet {
   }
 }
 
-module.exports = { Outlet, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING_BYTES };
+module.exports = { Outlet, DEFAULT_MAX_LINE_BYTES, DEFAULT_LINE_BYTES, DEFAULT_MAX_PENDING_BYTES };

@@ -1,14 +1,9 @@
 'use strict';
 const { Line, span } = require('./encode.cjs');
-const { Outlet, DEFAULT_MAX_LINE_BYTES } = require('./outlet.cjs');
+const { Outlet, DEFAULT_MAX_LINE_BYTES, DEFAULT_LINE_BYTES } = require('./outlet.cjs');
 
 // TraceFlags.SAMPLED of @opentelemetry/api.
 const SAMPLED = 1;
-
-// A line is written once it holds this many bytes: well under V8's largest
-// regular heap object (128 KiB), so that no line goes to the large-object
-// space, freed only by a full GC.
-const DEFAULT_LINE_BYTES = 64 * 1024;
 
 // How long a span waits at most in a line that is not full.
 const DEFAULT_DELAY_MS = 200;

@@ -2,7 +2,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { encodeLines } from '../src/encode.cjs';
-import { sampleSpans, manySpans, oddSpans, oracleText } from './spans.mjs';
+import { sampleSpans, manySpans, oddSpans, oracleText, sdk2Provider } from './spans.mjs';
 
 // The oracle: what @opentelemetry/otlp-transformer's JSON serializer (the
 // encoding of @opentelemetry/exporter-trace-otlp-http) makes of the spans.
@@ -93,6 +93,42 @@ test('lines are ASCII, so a byte-level cut never splits a character', async () =
     assert.match(text, /^[\x00-\x7f]*$/);
     assert.equal(Buffer.byteLength(text), bytes);
   }
+});
+
+test('a span over lineBytes gets a line of its own up to maxBytes, and the lines are the oracle\'s', () => {
+  const spans = [...manySpans(20, 300), ...manySpans(1, 6000), ...manySpans(20, 300)];
+  const { lines, tooLarge } = encodeLines(spans, 16384, 4096);
+  assert.equal(tooLarge, 0);
+  const sizes = lines.map((l) => l.bytes);
+  assert.ok(sizes.some((n) => n > 4096 && n <= 16384), `one line over lineBytes: ${sizes}`);
+  assert.equal(sizes.filter((n) => n > 4096).length, 1, 'only the big span\'s line is over lineBytes');
+  let count = 0;
+  for (const { text, spans: n } of lines) {
+    assert.equal(text, oracleText(JsonTraceSerializer, spansOf(text, spans)) + '\n');
+    count += n;
+  }
+  assert.equal(count, spans.length);
+});
+
+test('a span larger than the encoder\'s buffer, and the spans after it, encode as the oracle\'s', () => {
+  for (const spans of [manySpans(1, 300 * 1024), manySpans(3, 100)]) {
+    const { lines } = encodeLines(spans, 1 << 20);
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0].text, oracleText(JsonTraceSerializer, spans) + '\n');
+  }
+});
+
+test('attribute keys past the encoder\'s cache of keys encode as the oracle\'s', () => {
+  const { p, mem } = sdk2Provider();
+  const t = p.getTracer('keys');
+  for (let i = 0; i < 3; i++) {
+    const attributes = {};
+    for (let k = 0; k < 1500; k++) attributes[`key.${i}.${k}`] = k % 2 ? k : `v${k}`;
+    t.startSpan(`keys ${i}`, { attributes }).end();
+  }
+  const spans = mem.getFinishedSpans();
+  const { lines } = encodeLines(spans, 1 << 20);
+  assert.equal(lines[0].text, oracleText(JsonTraceSerializer, spans) + '\n');
 });
 
 test('no spans, no lines', () => {

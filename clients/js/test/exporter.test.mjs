@@ -40,14 +40,14 @@ function stalledStream(highWaterMark) {
 // linesOf splits what a destination received into lines.
 const linesOf = (chunks) => chunks.join('').split(/(?<=\n)/);
 
-test('writes each export as lines to the given destination, in one write', async () => {
+test('writes each export as lines to the given destination, a line a write', async () => {
   const dest = stalledStream(1 << 20);
   const exp = new StdoutSpanExporter({ destination: dest, maxLineBytes: 8192 });
   const res = await exportAsync(exp, manySpans(50, 400));
   assert.equal(res.code, 0);
   await dest.releaseAll();
-  assert.equal(dest.received.length, 1);
-  assert.ok(linesOf(dest.received).length > 1);
+  assert.ok(dest.received.length > 1);
+  assert.deepEqual(linesOf(dest.received), dest.received.map(String), 'each write is one whole line');
   let spans = 0;
   for (const line of linesOf(dest.received)) {
     assert.ok(line.endsWith('\n') && line.indexOf('\n') === line.length - 1);
@@ -88,21 +88,35 @@ test('a destination holding maxPendingBytes unwritten makes it drop and count sp
 test('a destination that does not tell its pending bytes is skipped from write() === false until drain', async () => {
   const dest = new EventEmitter();
   dest.chunks = [];
-  dest.write = (text) => dest.chunks.push(text) < 2;
+  dest.full = false;
+  dest.write = (text) => {
+    dest.chunks.push(text);
+    return !dest.full;
+  };
   const exp = new StdoutSpanExporter({ destination: dest, maxLineBytes: 1024 });
   const spansIn = (chunks) => linesOf(chunks).reduce((n, l) => n + JSON.parse(l).resourceSpans[0].scopeSpans[0].spans.length, 0);
-  await exportAsync(exp, manySpans(10, 200)); // several lines, one write
-  await exportAsync(exp, manySpans(4, 10)); // this write says "full"
-  assert.equal(dest.chunks.length, 2);
-  assert.equal(spansIn(dest.chunks), 14);
+  await exportAsync(exp, manySpans(10, 200)); // several lines
+  assert.ok(dest.chunks.length > 1);
+  assert.equal(spansIn(dest.chunks), 10);
+  dest.full = true;
+  await exportAsync(exp, manySpans(1, 10)); // one line: this write says "full"
+  assert.equal(spansIn(dest.chunks), 11);
+  const written = dest.chunks.length;
   const r = await exportAsync(exp, manySpans(3, 10));
   assert.equal(r.code, 0);
-  assert.equal(dest.chunks.length, 2, 'nothing written before drain');
+  assert.equal(dest.chunks.length, written, 'nothing written before drain');
   assert.equal(exp.droppedSpans, 3);
   dest.chunks.length = 0;
+  dest.full = false;
   dest.emit('drain');
   await exportAsync(exp, manySpans(3, 10));
   assert.equal(spansIn(dest.chunks), 3);
+  // "Full" in the middle of an export: its later lines are dropped.
+  dest.chunks.length = 0;
+  dest.full = true;
+  await exportAsync(exp, manySpans(10, 200));
+  assert.equal(dest.chunks.length, 1);
+  assert.equal(exp.droppedSpans, 3 + 10 - spansIn(dest.chunks));
 });
 
 test('after shutdown, exports fail and write nothing', async () => {

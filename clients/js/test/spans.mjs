@@ -19,6 +19,11 @@ function provider(sdk, attrs) {
   return { p, mem };
 }
 
+// sdk2Provider is an SDK 2.x provider whose spans end in mem.
+export function sdk2Provider(attrs = { 'service.name': 'test' }) {
+  return provider(sdk2, attrs);
+}
+
 // sampleSpans returns finished ReadableSpans from two resources and several
 // scopes, with every attribute type, events, links, statuses, remote and
 // local parents, trace state, and non-ASCII text.
