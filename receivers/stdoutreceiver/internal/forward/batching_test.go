@@ -165,12 +165,18 @@ func TestArenaStaysFixedUnderLargeLines(t *testing.T) {
 // delivering replaced by pause.
 func startPausingServer(t *testing.T, sink stream.Sink, pause func()) string {
 	t.Helper()
+	return startClockedServer(t, sink, pause, time.Now)
+}
+
+// startClockedServer is startPausingServer with the clock replaced by now.
+func startClockedServer(t *testing.T, sink stream.Sink, pause func(), now func() time.Time) string {
+	t.Helper()
 	cfg := Config{UnixSocket: filepath.Join(shortTempDir(t), "fluent.sock")}
 	s, err := New(cfg, Settings{}, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.pause = pause
+	s.pause, s.now = pause, now
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -250,19 +256,39 @@ func TestAckedFramesAreNotHeld(t *testing.T) {
 	}
 }
 
-// Forward-mode frames (Fluent Bit, FireLens) come batched already: they
-// are delivered when the client pauses, without a pause of the server's.
-func TestForwardModeFramesAreNotHeld(t *testing.T) {
+// Forward-mode frames (Fluent Bit, FireLens) come batched already: a frame
+// that comes a tick or more after the last batch is delivered without a
+// pause of the server's (Fluent Bit flushes once a second), one that comes
+// sooner (a client writing a small frame every few ms) is held for the
+// frames after it, as docker's are.
+func TestForwardModeFramesAreHeldOnlyWhenFrequent(t *testing.T) {
 	col := streamtest.NewRecorder()
 	var pauses atomic.Int64
-	sock := startPausingServer(t, col.Sink, func() { pauses.Add(1) })
+	var clock atomic.Int64 // ns since t0
+	t0 := time.Unix(1767225600, 0)
+	sock := startClockedServer(t, col.Sink, func() { pauses.Add(1) },
+		func() time.Time { return t0.Add(time.Duration(clock.Load())) })
 	c := dial(t, "unix", sock)
-	if _, err := c.Write(forwardFrame("app-firelens", time.Unix(1767225600, 0), "", "one", "two")); err != nil {
-		t.Fatal(err)
-	}
-	col.Wait(t, 2)
-	if n := pauses.Load(); n != 0 {
-		t.Fatalf("paused %d times for a forward-mode frame", n)
+	lines := 0
+	for _, step := range []struct {
+		at     time.Duration
+		pauses int64
+	}{
+		{0, 0},                              // the first frame
+		{holdBatch / 4, 1},                  // a quarter tick after the first batch
+		{holdBatch/4 + holdBatch, 1},        // a tick after the second
+		{holdBatch/4 + 50*holdBatch, 1},     // long after
+		{holdBatch/4 + 50*holdBatch + 1, 2}, // right after
+	} {
+		clock.Store(int64(step.at))
+		if _, err := c.Write(forwardFrame("app-firelens", t0, "", "one", "two")); err != nil {
+			t.Fatal(err)
+		}
+		lines += 2
+		col.Wait(t, lines)
+		if n := pauses.Load(); n != step.pauses {
+			t.Fatalf("frame at %v after the first: %d pauses so far, want %d", step.at, n, step.pauses)
+		}
 	}
 }
 
@@ -273,6 +299,7 @@ func TestForwardModeFramesAreNotHeld(t *testing.T) {
 func TestWhileTheClientKeepsSendingTheConnectionReadsOnceATick(t *testing.T) {
 	col := streamtest.NewRecorder()
 	var c net.Conn
+	dialed := make(chan struct{}) // c is set
 	// What the client writes during each pause of the server's.
 	during := [][]string{{"line 2"}, {"line 3", "line 4"}}
 	var pauses atomic.Int64
@@ -285,6 +312,7 @@ func TestWhileTheClientKeepsSendingTheConnectionReadsOnceATick(t *testing.T) {
 		if i >= len(during) {
 			return
 		}
+		<-dialed
 		for _, l := range during[i] {
 			if _, err := c.Write(messageFrame("docker.api", 1, "", kv{"log", l})); err != nil {
 				t.Error(err)
@@ -292,6 +320,7 @@ func TestWhileTheClientKeepsSendingTheConnectionReadsOnceATick(t *testing.T) {
 		}
 	})
 	c = dial(t, "unix", sock)
+	close(dialed)
 	if _, err := c.Write(messageFrame("docker.api", 1, "", kv{"log", "line 1"})); err != nil {
 		t.Fatal(err)
 	}

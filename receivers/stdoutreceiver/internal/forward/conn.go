@@ -17,24 +17,28 @@ import (
 // maxBatchLines caps a batch; larger batches only delay the first ack.
 const maxBatchLines = 1024
 
-// holdBatch is the tick a connection whose last frame was a Message-mode
-// frame (one record), with no ack owed, pauses until for more frames before
-// it delivers (stream.JoinWindow). Docker's fluentd driver writes
-// each line as its own frame: delivered as they came, every line cost a
-// batch and a pipeline call (2.5x the stdin path's CPU per line at 20k
-// lines/s). While such a client keeps sending (a pause brought frames, less
-// than one read takes), the connection also waits for the next tick after
-// delivering instead of waking for its next frame, so it reads and
-// delivers once a tick. Every pause ends on the same clock (multiples of
-// holdBatch), so connections wake together. A wake-up for a frame costs far
-// more than reading it: the Go runtime's monitor thread wakes with the
-// process and polls every 20 µs for a millisecond after (at 1,000 lines/s
-// on 4 connections, 1,800 thread wake-ups and 40 ms of CPU per second with
-// a 5 ms pause per batch, against 400 and 14 ms so). Clients that send
-// Forward or PackedForward frames batched already (Fluent Bit flushes once
-// a second), and a pause would only add a wake-up; a client waiting for an
-// ack is answered at once. The batch never outgrows the connection's arena:
-// the pause bounds latency, the arena bytes.
+// holdBatch is the tick a connection with no ack owed pauses until for
+// more frames before it delivers (stream.JoinWindow), when its last frame
+// was a Message-mode frame (one record), or a Forward-mode frame that came
+// less than a tick after its last batch was delivered. Docker's fluentd
+// driver writes each line as its own frame: delivered as they came, every
+// line cost a batch and a pipeline call (2.5x the stdin path's CPU per line
+// at 20k lines/s). A client that writes a small Forward-mode frame every
+// few ms cost a wake-up, a batch and a pipeline call per frame (1,200-1,600
+// thread wake-ups a second at 20k lines/s in 16-line frames, twice
+// docker-style's); one that sends batches seconds apart (Fluent Bit flushes
+// once a second) is not paused, as a pause would only add a wake-up. While
+// a paused client keeps sending (a pause brought frames, less than one read
+// takes), the connection also waits for the next tick after delivering
+// instead of waking for its next frame, so it reads and delivers once a
+// tick. Every pause ends on the same clock (multiples of holdBatch), so
+// connections wake together. A wake-up for a frame costs far more than
+// reading it: the Go runtime's monitor thread wakes with the process and
+// polls every 20 µs for a millisecond after (at 1,000 lines/s on 4
+// connections, 1,800 thread wake-ups and 40 ms of CPU per second with a
+// 5 ms pause per batch, against 400 and 14 ms so). A client waiting for an
+// ack is answered at once. The batch never outgrows the connection's
+// arena: the pause bounds latency, the arena bytes.
 const holdBatch = stream.JoinWindow
 
 // untilTick is how long from now until the next multiple of holdBatch.
@@ -85,6 +89,8 @@ type conn struct {
 	streaming bool
 	// messageMode is set while the last frame read is a Message frame.
 	messageMode bool
+	// lastDelivery is when the last batch went to the Sink.
+	lastDelivery time.Time
 	// rcvLowat sets the socket's receive mark; nil when it has none.
 	// lowat is the mark set last.
 	rcvLowat func(n int)
@@ -114,13 +120,13 @@ func newConn(s *Server, r io.Reader, w io.Writer) *conn {
 	return c
 }
 
-// hold pauses until the next tick when the client has sent nothing more
-// and sends one record per frame without waiting for acks (see
-// holdBatch): once per batch, so that the frames it writes meanwhile join
-// the batch, and after the batch was delivered while the client keeps
-// sending, so that the connection reads once a tick.
+// hold pauses until the next tick when the client has sent nothing more,
+// waits for no ack, and sends one record per frame or frames more often
+// than a tick (see holdBatch): once per batch, so that the frames it writes
+// meanwhile join the batch, and after the batch was delivered while the
+// client keeps sending, so that the connection reads once a tick.
 func (c *conn) hold(delivered bool) bool {
-	if !c.messageMode || len(c.acks) > 0 {
+	if len(c.acks) > 0 || !c.messageMode && !c.streaming && c.s.now().Sub(c.lastDelivery) >= holdBatch {
 		return false
 	}
 	if delivered && !c.streaming || !delivered && (c.held || len(c.lines) == 0) {
@@ -322,6 +328,7 @@ func (c *conn) deliver() error {
 			return sinkError{err}
 		}
 		c.s.countRecords(len(c.lines))
+		c.lastDelivery = c.s.now()
 		clear(c.lines)
 		c.lines = c.lines[:0]
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/tinylib/msgp/msgp"
 	"go.uber.org/zap"
@@ -30,7 +31,7 @@ type Entries struct {
 
 // NewEntries returns a reader whose records go to sink.
 func NewEntries(set Settings, sink stream.Sink) *Entries {
-	s := &Server{logger: set.Logger, sink: sink, maxLine: set.MaxLineBytes, sinkCtx: context.Background()}
+	s := &Server{logger: set.Logger, sink: sink, maxLine: set.MaxLineBytes, sinkCtx: context.Background(), now: time.Now}
 	if s.logger == nil {
 		s.logger = zap.NewNop()
 	}

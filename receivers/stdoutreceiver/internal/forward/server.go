@@ -25,8 +25,8 @@
 // more: at once when an ack is owed or the client batches itself, after
 // a pause until the next tick of holdBatch for more frames when it sends a
 // record per Message-mode frame (docker's driver writes one frame per
-// line); while such a client keeps sending, its connection reads once a
-// tick.
+// line) or Forward-mode frames more often than a tick; while such a client
+// keeps sending, its connection reads once a tick.
 // When a frame carries the "chunk" option, {"ack": chunk} is written only
 // after the Sink accepted every record of that frame. Records are not
 // deduplicated: a client that resends an unacknowledged chunk after a
@@ -91,9 +91,11 @@ type Server struct {
 
 	sinkCtx    context.Context
 	cancelSink context.CancelFunc
-	// pause is a connection's wait for more frames (holdBatch); tests
-	// replace it.
+	// pause is a connection's wait for more frames (holdBatch), now the
+	// clock that tells whether frames come more often than that; tests
+	// replace them.
 	pause func()
+	now   func() time.Time
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -114,7 +116,7 @@ func New(cfg Config, set Settings, sink stream.Sink) (*Server, error) {
 		return nil, errors.New("forward: nil sink")
 	}
 	s := &Server{cfg: cfg, logger: set.Logger, sink: sink, maxLine: set.MaxLineBytes,
-		conns: make(map[net.Conn]struct{}), pause: func() { time.Sleep(untilTick(time.Now())) }}
+		conns: make(map[net.Conn]struct{}), pause: func() { time.Sleep(untilTick(time.Now())) }, now: time.Now}
 	if s.logger == nil {
 		s.logger = zap.NewNop()
 	}
