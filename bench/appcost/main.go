@@ -15,7 +15,14 @@
 // reads), and the sidecar's CPU and peak RSS, as Markdown; -series writes
 // RSS over time as CSV.
 //
-//	go run ./bench/appcost -sidecar bin/sidecar -requests 100000
+// A few percent between two modes is less than the machine's drift over
+// minutes, so the default is many short rounds: each round measures every
+// runtime and mode once, the modes in an order that rotates from round to
+// round, and the report gives each mode's median and spread over the rounds
+// and, per round, the ratio of stdout's CPU to each other mode's (measured
+// minutes apart at most): its median and range.
+//
+//	go run ./bench/appcost -sidecar bin/sidecar
 package main
 
 import (
@@ -55,6 +62,7 @@ type options struct {
 
 type result struct {
 	runtime, mode       string
+	round               int
 	seconds             float64 // wall time of the measured load
 	appCPU              float64 // CPU seconds during the measured load
 	rss0, rss1, appPeak int64   // kB: after warm-up, at the end, VmHWM
@@ -68,11 +76,11 @@ func main() {
 	flag.StringVar(&o.sidecar, "sidecar", "", "path of the sidecar binary (required)")
 	flag.StringVar(&o.appDir, "app", "examples/node-app", "the example app, with node_modules installed")
 	flag.StringVar(&o.series, "series", "", "directory for RSS-over-time CSV files (none if empty)")
-	flag.IntVar(&o.requests, "requests", 100_000, "measured requests per run")
-	flag.IntVar(&o.warmup, "warmup", 5_000, "requests before measuring")
-	flag.IntVar(&o.rounds, "rounds", 1, "measure every runtime and mode this many times, interleaved, and add the rounds up (the machine's load drifts less within a round)")
-	flag.IntVar(&o.conc, "concurrency", 16, "requests in flight at most")
-	flag.Float64Var(&o.rate, "rate", 0, "requests per second (0: as many as -concurrency allows); the same rate in every mode makes the app do the same work per second")
+	flag.IntVar(&o.requests, "requests", 12_000, "measured requests per run")
+	flag.IntVar(&o.warmup, "warmup", 3_000, "requests before measuring")
+	flag.IntVar(&o.rounds, "rounds", 6, "measure every runtime and mode this many times, interleaved, the modes' order rotating from round to round (the machine's load drifts less within a round)")
+	flag.IntVar(&o.conc, "concurrency", 64, "requests in flight at most")
+	flag.Float64Var(&o.rate, "rate", 1500, "requests per second (0: as many as -concurrency allows); the same rate in every mode makes the app do the same work per second")
 	runtimes := flag.String("runtimes", "node,bun", "runtimes to measure")
 	modes := flag.String("modes", "direct,otlp,stdout", "modes to measure")
 	flag.Parse()
@@ -108,7 +116,7 @@ func run(o options, runtimes, modes []string) error {
 	var results []result
 	for round := range o.rounds {
 		for _, rt := range runtimes {
-			for _, mode := range modes {
+			for _, mode := range rotate(modes, round) {
 				fmt.Fprintf(os.Stderr, "appcost: round %d: %s %s ...\n", round+1, rt, mode)
 				series := ""
 				if round == 0 {
@@ -118,12 +126,21 @@ func run(o options, runtimes, modes []string) error {
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", rt, mode, err)
 				}
+				r.round = round
 				results = append(results, r)
 			}
 		}
 	}
 	report(os.Stdout, o, results)
 	return nil
+}
+
+// rotate is modes starting at the round's one: each mode runs first, last
+// and in between as often, so that a drift of the machine within a round
+// does not favour one.
+func rotate(modes []string, round int) []string {
+	k := round % len(modes)
+	return append(slices.Clone(modes[k:]), modes[:k]...)
 }
 
 // measure runs the app once; series, if set, is where its RSS over time goes.
@@ -332,42 +349,100 @@ func report(w io.Writer, o options, results []result) {
 	if o.rate > 0 {
 		pace = fmt.Sprintf("%.0f a second (at most %d in flight)", o.rate, o.conc)
 	}
-	fmt.Fprintf(w, "%d round(s), each mode %d measured requests a round after %d of warm-up, %s; each request 5 Redis GETs + 1 SET. Figures add the rounds up; \"per round\" lists them in order.\n\n",
+	fmt.Fprintf(w, "%d round(s), each mode %d measured requests a round after %d of warm-up, %s; each request 5 Redis GETs + 1 SET. App CPU: the median over the rounds, their range and spread ((max-min)/median), and every round in round order. App peak RSS: the median of the rounds' peaks (V8 lets the old generation grow further before some full collections than others, so one round's peak can be 25 MB above the next one's with the same code), and their max. The other figures add the rounds up.\n\n",
 		o.rounds, o.requests, o.warmup, pace)
 	spans := int64(spansPerRequest * (o.warmup + o.requests))
-	fmt.Fprintf(w, "| runtime | mode | req/s | app CPU s / 1k req | per round | app RSS growth after warm-up (MB), per round | app peak RSS (MB) | spans lost in the app (of %d) | sidecar CPU s / 1k req | sidecar peak RSS (MB) | log events at Axiom |\n", spans*int64(o.rounds))
-	fmt.Fprintln(w, "|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
-	per1k := func(cpu float64, rounds int) string {
-		return strconv.FormatFloat(cpu/float64(o.requests*rounds)*1000, 'f', 3, 64)
-	}
+	fmt.Fprintf(w, "| runtime | mode | req/s | app CPU s / 1k req (median) | min-max | spread | per round | app RSS growth after warm-up (MB), per round | app peak RSS (MB), median (max) | spans lost in the app (of %d) | sidecar CPU s / 1k req (median) | sidecar peak RSS (MB) | log events at Axiom |\n", spans*int64(o.rounds))
+	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|---|---|---:|---:|---:|---:|---:|")
 	mb := func(kb int64) string { return strconv.FormatFloat(float64(kb)/1024, 'f', 0, 64) }
+	f3 := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 	for _, key := range keys(results) {
 		var sum result
-		var cpus, growths []string
-		rounds := 0
-		for _, r := range results {
-			if r.runtime != key.runtime || r.mode != key.mode {
-				continue
-			}
-			rounds++
+		var cpus, scCPUs, peaks []float64
+		var perRound, growths []string
+		for _, r := range rounds(results, key) {
 			sum.seconds += r.seconds
-			sum.appCPU += r.appCPU
-			sum.sidecarCPU += r.sidecarCPU
 			sum.appPeak = max(sum.appPeak, r.appPeak)
 			sum.sidecarPeak = max(sum.sidecarPeak, r.sidecarPeak)
 			sum.spans += spans - r.spans // lost
 			sum.events += r.events
-			cpus = append(cpus, per1k(r.appCPU, 1))
+			cpus = append(cpus, r.appCPU/float64(o.requests)*1000)
+			peaks = append(peaks, float64(r.appPeak))
+			scCPUs = append(scCPUs, r.sidecarCPU/float64(o.requests)*1000)
+			perRound = append(perRound, f3(cpus[len(cpus)-1]))
 			growths = append(growths, strconv.FormatFloat(float64(r.rss1-r.rss0)/1024, 'f', 0, 64))
 		}
+		med, lo, hi := spread(cpus)
+		peak, _, _ := spread(peaks)
 		sc, scPeak := "—", "—"
 		if key.mode != "direct" {
-			sc, scPeak = per1k(sum.sidecarCPU, rounds), mb(sum.sidecarPeak)
+			m, _, _ := spread(scCPUs)
+			sc, scPeak = f3(m), mb(sum.sidecarPeak)
 		}
-		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %d | %s | %s | %d |\n",
-			key.runtime, key.mode, float64(o.requests*rounds)/sum.seconds, per1k(sum.appCPU, rounds), strings.Join(cpus, " / "),
-			strings.Join(growths, " / "), mb(sum.appPeak), sum.spans, sc, scPeak, sum.events)
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s-%s | %.0f%% | %s | %s | %s (%s) | %d | %s | %s | %d |\n",
+			key.runtime, key.mode, float64(o.requests*len(cpus))/sum.seconds, f3(med), f3(lo), f3(hi), 100*(hi-lo)/med,
+			strings.Join(perRound, " / "), strings.Join(growths, " / "), mb(int64(peak)), mb(sum.appPeak), sum.spans, sc, scPeak, sum.events)
 	}
+	pairedRatios(w, results)
+}
+
+// pairedRatios writes, per runtime, stdout's app CPU over each other mode's
+// in the same round: the machine drifts less between two runs of one round
+// than across the rounds, so the ratio resolves a smaller difference than
+// the modes' medians do.
+func pairedRatios(w io.Writer, results []result) {
+	var rows []string
+	for _, key := range keys(results) {
+		if key.mode == "stdout" {
+			continue
+		}
+		stdout := rounds(results, runKey{key.runtime, "stdout"})
+		other := rounds(results, key)
+		var ratios []float64
+		var perRound []string
+		for i := range min(len(stdout), len(other)) {
+			ratios = append(ratios, stdout[i].appCPU/other[i].appCPU)
+			perRound = append(perRound, strconv.FormatFloat(ratios[i], 'f', 2, 64))
+		}
+		if len(ratios) == 0 {
+			continue
+		}
+		med, lo, hi := spread(ratios)
+		rows = append(rows, fmt.Sprintf("| %s | stdout / %s | %.3f | %.2f-%.2f | %s |", key.runtime, key.mode, med, lo, hi, strings.Join(perRound, " / ")))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nApp CPU per request, stdout over each other mode in the same round (below 1: stdout cheaper):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| runtime | ratio | median | min-max | per round |")
+	fmt.Fprintln(w, "|---|---|---:|---|---|")
+	for _, r := range rows {
+		fmt.Fprintln(w, r)
+	}
+}
+
+// rounds is key's results in round order.
+func rounds(results []result, key runKey) []result {
+	var out []result
+	for _, r := range results {
+		if r.runtime == key.runtime && r.mode == key.mode {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// spread is the median, min and max of xs (not empty).
+func spread(xs []float64) (median, lo, hi float64) {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	median = s[n/2]
+	if n%2 == 0 {
+		median = (s[n/2-1] + s[n/2]) / 2
+	}
+	return median, s[0], s[n-1]
 }
 
 type runKey struct{ runtime, mode string }
