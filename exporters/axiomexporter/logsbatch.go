@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/xpdata/pref"
 	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
+
+	"github.com/sidecarhq/sidecar/internal/recordsize"
 )
 
 // This file is what the logs signal's sending queue holds and its batcher
@@ -57,7 +59,7 @@ func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.S
 	defer w.mu.Unlock()
 	var resource []byte
 	eachRecord(ld, logPosition{}, &resource, func(_ logPosition, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, raw bool, resource []byte) bool {
-		fn(rl, sl, lr, max(w.eventSize(lr, raw, resource), protoSizer.LogRecordSize(lr), w.minEvent))
+		fn(rl, sl, lr, max(w.size(lr, raw, resource), w.minEvent))
 		return true
 	})
 	clear(w.lastMap) // its strings may hold a batch's memory
@@ -65,6 +67,26 @@ func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.S
 	if cap(w.scratch) > maxPooledBuffer {
 		w.scratch = nil
 	}
+}
+
+// size is the larger of lr's event (or its bound) and its protobuf. The
+// protobuf of a record with a string body and no attributes (stdin's and
+// files' lines, raw or text) is counted from its fields (recordsize), and
+// its body is read once for both.
+func (w *logsWeigher) size(lr plog.LogRecord, raw bool, resource []byte) int {
+	body, attrs := lr.Body(), lr.Attributes()
+	if body.Type() != pcommon.ValueTypeStr || attrs.Len() > 0 {
+		return max(w.eventSize(lr, raw, resource), protoSizer.LogRecordSize(lr))
+	}
+	n := len(body.Str())
+	event := n + len("\n") // rawEventSize with nothing to splice in, without the call
+	switch {
+	case !raw:
+		event = w.eventSize(lr, raw, resource)
+	case len(resource) > 0:
+		event = w.rawEventSize(n, attrs, resource)
+	}
+	return max(event, recordsize.StrBody(lr, n))
 }
 
 // eventSize is the length of lr's NDJSON event (appendEvent), or for a

@@ -207,6 +207,35 @@ func TestBatchWeightCoversItsRequest(t *testing.T) {
 	}
 }
 
+// Each record weighs the larger of its event and its protobuf as pdata
+// sizes it, whether the protobuf is counted from the record's fields
+// (recordsize: stdin's records, raw or text, with a resource or not) or by
+// pdata (records with attributes, or other bodies).
+func TestRecordWeighsItsEventOrPdatasProtobuf(t *testing.T) {
+	var sizer plog.ProtoMarshaler
+	for name, ld := range map[string]plog.Logs{
+		"pino lines": pinoLines(500), "forward records": forwardRecords(500), "firelens records": fireLensRecords(500),
+		"text lines":      stringLogs(500),
+		"no timestamps":   sizedLogs(10, 200, 3000),
+		"with a resource": stdoutRecords(50, shortLine, nil, map[string]string{"fluent.tag": "app"}),
+	} {
+		w := newLogsWeigher(2 << 20)
+		var resource []byte
+		n := 0
+		w.each(ld, func(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, weight int) {
+			resource = appendResource(resource[:0], rl)
+			event := len(appendEvent(nil, lr, rawevent.IsRawScope(sl), resource, weighTime))
+			if raw := rawevent.IsRawScope(sl); raw && lr.Attributes().Len() == 0 && len(resource) == 0 {
+				event = len(lr.Body().Str()) + 1 // the raw event's bound (TestEventSizeIsTheEventsLength)
+			}
+			if want := max(event, sizer.LogRecordSize(lr), w.minEvent); weight != want && n < 5 {
+				n++
+				t.Errorf("%s: a record weighs %d, want %d (event %d, protobuf %d)", name, weight, want, event, sizer.LogRecordSize(lr))
+			}
+		})
+	}
+}
+
 // A queued request is not split across batches when it fits one: the
 // batch goes as it is and the request starts the next. One larger than a
 // batch is cut into even parts, each over half a batch (min_size), so none
