@@ -53,7 +53,7 @@ func newHealthCommand() *cobra.Command {
 		Short: "Liveness check: exits 0 while the sidecar runs its pipelines, degraded or not; 1 when a restart could help",
 		Long: "Asks the health_check extension at $" + healthEndpointEnv + " (default " + defaultHealthEndpoint +
 			"), the variable the shipped configs listen on; an address on every interface (0.0.0.0, ::) is asked on loopback.\n" +
-			"Exits 1 when the sidecar does not answer, or is starting, stopping or failed. A degradation a restart " +
+			"Exits 1 when the sidecar does not answer, or is starting, stopping or failed (a wedged pipeline included: the watchdog extension). A degradation a restart " +
 			"cannot fix (a token Axiom refuses, Axiom unreachable, the state folder unusable) still exits 0 and is printed; " +
 			"`sidecar status` exits non-zero for it.",
 		Args: cobra.NoArgs,

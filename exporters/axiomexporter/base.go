@@ -21,6 +21,7 @@ import (
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
 	"github.com/sidecarhq/sidecar/internal/losses"
 	"github.com/sidecarhq/sidecar/internal/outcome"
+	"github.com/sidecarhq/sidecar/internal/watchdog"
 )
 
 // base is what the logs and traces exporters share: configuration, the HTTP
@@ -173,11 +174,15 @@ func (b *base) accept(n int, offer func() error) error {
 // dropped for good and counted.
 func (b *base) finished(n int) { b.pending.Add(-int64(n)) }
 
-// pushStarted marks a push under way; call the function it returns when
-// the push ends.
-func (b *base) pushStarted() func() {
+// pushStarted marks a push under way, and opens its watchdog step (its
+// encoding must not take longer than the watchdog's grace; deliver moves
+// the step's deadline for each attempt and wait); call the function it
+// returns when the push ends.
+func (b *base) pushStarted(ctx context.Context) (context.Context, func()) {
 	b.pushing.Add(1)
-	return func() {
+	ctx, step := watchdog.Default.BeginIn(ctx, "exporter/"+b.set.ID.String()+" sending "+b.signal, 0)
+	return ctx, func() {
+		step.End()
 		b.lastActive.Store(time.Now().UnixNano())
 		b.pushing.Add(-1)
 	}

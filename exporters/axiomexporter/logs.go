@@ -70,7 +70,8 @@ func (e *logsExporter) start(ctx context.Context, host component.Host) error {
 // request is retried on its own (see deliver), so nothing Axiom accepted is
 // sent twice; a request rejected for good does not stop the others.
 func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
-	defer e.pushStarted()()
+	ctx, end := e.pushStarted(ctx)
+	defer end()
 	enc := e.encoders.get()
 	defer e.encoders.put(enc)
 	now := time.Now()

@@ -9,6 +9,8 @@ import (
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.uber.org/zap"
+
+	"github.com/sidecarhq/sidecar/internal/watchdog"
 )
 
 // Backoff between retries once Shutdown has begun: short, so that what is
@@ -34,6 +36,7 @@ func (b *base) deliver(ctx context.Context, items int, attempt func(context.Cont
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(b.abortCtx, cancel)()
+	attempt = b.watched(attempt)
 
 	err := attempt(ctx)
 	rc := b.cfg.RetryConfig
@@ -63,7 +66,10 @@ func (b *base) deliver(ctx context.Context, items int, attempt func(context.Cont
 			b.set.Logger.Warn("Sending to Axiom failed; retrying (logged at most once a minute)",
 				zap.String("dataset", b.dataset), zap.Error(err), zap.Duration("wait", wait))
 		}
-		if !b.sleep(ctx, wait, draining) {
+		watchdog.Expect(ctx, wait) // a wait of known length is progress
+		ok := b.sleep(ctx, wait, draining)
+		watchdog.Expect(ctx, 0)
+		if !ok {
 			break // shutdown_timeout passed
 		}
 		if !draining && b.drainCtx.Err() != nil {
@@ -78,6 +84,24 @@ func (b *base) deliver(ctx context.Context, items int, attempt func(context.Cont
 	}
 	return err
 }
+
+// watched tells the watchdog that each attempt may take up to the HTTP
+// client's timeout; without one (timeout: 0) a slow Axiom may hold an
+// attempt for ever, and only a wedge elsewhere can be told.
+func (b *base) watched(attempt func(context.Context) error) func(context.Context) error {
+	bound := b.cfg.Timeout
+	if bound <= 0 {
+		bound = unbounded
+	}
+	return func(ctx context.Context) error {
+		watchdog.Expect(ctx, bound)
+		defer watchdog.Expect(ctx, 0)
+		return attempt(ctx)
+	}
+}
+
+// unbounded is a bound that never passes.
+const unbounded = 100 * 365 * 24 * time.Hour
 
 // sleep waits d, or less when Shutdown begins while not yet draining; it
 // reports false when ctx ended.

@@ -52,7 +52,8 @@ func (e *tracesExporter) start(ctx context.Context, host component.Host) error {
 }
 
 func (e *tracesExporter) pushTraces(ctx context.Context, td ptrace.Traces) (err error) {
-	defer e.pushStarted()()
+	ctx, end := e.pushStarted(ctx)
+	defer end()
 	defer func(spans int) {
 		if err == nil || consumererror.IsPermanent(err) {
 			e.finished(spans)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
 	"github.com/sidecarhq/sidecar/extensions/dirstorage"
+	"github.com/sidecarhq/sidecar/extensions/watchdog"
 	"github.com/sidecarhq/sidecar/internal/drain"
 	"github.com/sidecarhq/sidecar/receivers/otlpreceiver"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
@@ -69,6 +70,7 @@ func Components() (otelcol.Factories, error) {
 		healthcheckextension.NewFactory(),
 		filestorage.NewFactory(),
 		dirstorage.NewFactory(),
+		watchdog.NewFactory(),
 	); err != nil {
 		return f, err
 	}

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/sidecarhq/sidecar/internal/sharedinstance"
+	"github.com/sidecarhq/sidecar/internal/watchdog"
 	"github.com/sidecarhq/sidecar/receivers/otlpreceiver/internal/metadata"
 )
 
@@ -21,7 +22,7 @@ func NewFactory() receiver.Factory {
 }
 
 func createTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
-	return shared(set, cfg, func(r *otlpReceiver) { r.nextTraces = next })
+	return shared(set, cfg, func(r *otlpReceiver) { r.nextTraces = watchdog.Default.Traces(stage(set), next) })
 }
 
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
@@ -29,7 +30,7 @@ func createMetrics(_ context.Context, set receiver.Settings, cfg component.Confi
 }
 
 func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-	return shared(set, cfg, func(r *otlpReceiver) { r.nextLogs = next })
+	return shared(set, cfg, func(r *otlpReceiver) { r.nextLogs = watchdog.Default.Logs(stage(set), next) })
 }
 
 // instances holds one receiver per config, serving every pipeline it is in.
@@ -39,4 +40,10 @@ var instances sharedinstance.Map[Config, *otlpReceiver]
 func shared(set receiver.Settings, cfg component.Config, join func(*otlpReceiver)) (component.Component, error) {
 	c := cfg.(*Config)
 	return sharedinstance.Join(&instances, c, func() (*otlpReceiver, error) { return newReceiver(set, c) }, join)
+}
+
+// stage names the receiver's hand-off to its pipelines for the watchdog,
+// which fails liveness when it does not return (it never waits by design).
+func stage(set receiver.Settings) string {
+	return "receiver/" + set.ID.String() + " handing records to the pipeline"
 }
