@@ -354,6 +354,13 @@ func TestHugeLogTruncated(t *testing.T) {
 		len(got[2].Data) != 1000 || !got[2].Truncated {
 		t.Fatalf("lines: %d/%v %q/%v %d/%v", len(got[0].Data), got[0].Truncated, got[1].Data, got[1].Truncated, len(got[2].Data), got[2].Truncated)
 	}
+	// Records are counted once the Sink has returned, after the recorder
+	// has the lines: the connection's goroutine is done counting only when
+	// Shutdown has waited for it.
+	c.Close()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if s := srv.Stats(); s.TruncatedLines != 2 || s.Records != 3 {
 		t.Fatalf("stats %+v", s)
 	}
