@@ -77,14 +77,15 @@ func createLogs(ctx context.Context, set exporter.Settings, c component.Config) 
 		return nil, err
 	}
 	// The queue and batcher weigh records as Axiom events (logsbatch.go).
+	room := newQueueRoom(cfg, e.weigher)
 	queue := xexporterhelper.WithQueueBatch(cfg.QueueConfig, xexporterhelper.QueueBatchSettings{
-		Encoding: logsEncoding{e.weigher}, ReferenceCounter: logsRefs{},
+		Encoding: logsEncoding{e.weigher}, ReferenceCounter: logsRefs{room},
 	})
 	inner, err := xexporterhelper.NewLogsRequest(ctx, set, e.newRequest, e.pushRequest, exporterOptions(cfg, queue, e.start, e.shutdown)...)
 	if err != nil {
 		return nil, err
 	}
-	return boundedLogs{Logs: inner, base: e.base}, nil
+	return boundedLogs{Logs: inner, base: e.base, room: room}, nil
 }
 
 func createTraces(ctx context.Context, set exporter.Settings, c component.Config) (exporter.Traces, error) {
@@ -106,10 +107,11 @@ func createTraces(ctx context.Context, set exporter.Settings, c component.Config
 type boundedLogs struct {
 	exporter.Logs
 	base *base
+	room *queueRoom
 }
 
 func (x boundedLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
-	return x.base.accept(ld.LogRecordCount(), func() error { return x.Logs.ConsumeLogs(ctx, ld) })
+	return x.base.accept(ld.LogRecordCount(), func() error { return x.room.offer(ctx, ld, x.Logs.ConsumeLogs) })
 }
 
 func (x boundedLogs) Shutdown(ctx context.Context) error {

@@ -161,11 +161,34 @@ func (w *logsWeigher) weigh(ld plog.Logs) int {
 	return total
 }
 
+// floor is a lower bound of ld's weight that reads no more than the
+// records' body lengths: a record weighs at least minEvent and at least its
+// string body (its event and its protobuf both carry the body whole).
+func (w *logsWeigher) floor(ld plog.Logs) int {
+	total := 0
+	rls := ld.ResourceLogs()
+	for i := range rls.Len() {
+		sls := rls.At(i).ScopeLogs()
+		for j := range sls.Len() {
+			lrs := sls.At(j).LogRecords()
+			for k := range lrs.Len() {
+				n := 0
+				if body := lrs.At(k).Body(); body.Type() == pcommon.ValueTypeStr {
+					n = len(body.Str())
+				}
+				total += max(n, w.minEvent)
+			}
+		}
+	}
+	return total
+}
+
 // logsRequest is one queued or batched plog.Logs with its weight, -1 until
 // weighed.
 type logsRequest struct {
 	ld     plog.Logs
 	weight int
+	queued int // its weight when the memory queue took it (Ref), for Unref
 	w      *logsWeigher
 }
 
@@ -283,14 +306,28 @@ func (e logsEncoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Requ
 	return ctx, e.w.request(ld), err
 }
 
-// logsRefs lets pdata's pooling know the queue holds a request.
-type logsRefs struct{}
+// logsRefs lets pdata's pooling, and the queue's room, know the memory
+// queue holds a request: it calls Ref once it has weighed the request and
+// Unref once it is done with it (or did not take it).
+type logsRefs struct{ room *queueRoom }
 
-func (logsRefs) Ref(r xexporterhelper.Request)   { pref.RefLogs(r.(*logsRequest).ld) }
-func (logsRefs) Unref(r xexporterhelper.Request) { pref.UnrefLogs(r.(*logsRequest).ld) }
+func (x logsRefs) Ref(req xexporterhelper.Request) {
+	r := req.(*logsRequest)
+	pref.RefLogs(r.ld)
+	r.queued = r.BytesSize()
+	x.room.add(int64(r.queued))
+}
 
-func (e *logsExporter) newRequest(_ context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
-	return e.weigher.request(ld), nil
+func (x logsRefs) Unref(req xexporterhelper.Request) {
+	r := req.(*logsRequest)
+	x.room.add(-int64(r.queued))
+	pref.UnrefLogs(r.ld)
+}
+
+func (e *logsExporter) newRequest(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
+	r := e.weigher.request(ld)
+	made(ctx, r)
+	return r, nil
 }
 
 func (e *logsExporter) pushRequest(ctx context.Context, r xexporterhelper.Request) error {

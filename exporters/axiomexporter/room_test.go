@@ -1,0 +1,129 @@
+package axiomexporter
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/pdata/plog"
+)
+
+// The floor that refuses data without weighing it is never above its
+// weight, whatever the records hold, and for stdin's lines it is close
+// enough to the weight to tell a full queue from one with room.
+func TestFloorIsAtMostTheWeight(t *testing.T) {
+	mapBody := plog.NewLogs()
+	lrs := mapBody.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	lrs.AppendEmpty().Body().SetEmptyMap().PutStr("msg", "a map body")
+	lrs.AppendEmpty().Body().SetInt(42)
+	lrs.AppendEmpty() // no body
+	lrs.AppendEmpty().Body().SetStr("\x01\xff invalid UTF-8 and controls, escaped longer")
+	for name, ld := range map[string]plog.Logs{
+		"pino lines": pinoLines(500), "forward records": forwardRecords(500), "firelens records": fireLensRecords(500),
+		"text lines": stringLogs(500), "no timestamps": sizedLogs(10, 200, 3000, 1<<20),
+		"with a resource": stdoutRecords(50, shortLine, nil, map[string]string{"fluent.tag": "app"}),
+		"other bodies":    mapBody,
+	} {
+		for _, batch := range []int64{1000, 2 << 20} {
+			w := newLogsWeigher(batch)
+			if floor, weight := w.floor(ld), w.weigh(ld); floor > weight {
+				t.Errorf("%s, batch %d: floor %d over the weight %d", name, batch, floor, weight)
+			} else if name == "pino lines" && batch > 1000 && floor < weight*9/10 {
+				t.Errorf("pino lines: floor %d under 90%% of the weight %d", floor, weight)
+			}
+		}
+	}
+}
+
+// An offer that cannot fit beside what the queue holds is refused without
+// reaching the queue: by its floor, or by the weight the queue found when
+// it refused the same data. Never while the queue holds nothing, and data
+// that fits goes to the queue, which alone admits (and weighs) it.
+func TestRoomRefusesWhatCannotFitWithoutWeighing(t *testing.T) {
+	w := newLogsWeigher(2 << 20)
+	ld := pinoLines(100)
+	floor, weight := int64(w.floor(ld)), int64(w.weigh(ld))
+	if floor >= weight {
+		t.Fatalf("test needs a floor (%d) under the weight (%d)", floor, weight)
+	}
+	room := &queueRoom{capacity: 10 * weight, w: w}
+	pushes, full := 0, false
+	push := func(ctx context.Context, ld plog.Logs) error {
+		pushes++
+		r := w.request(ld)
+		made(ctx, r)
+		r.BytesSize() // the queue weighs it
+		if full {
+			return exporterhelper.ErrQueueIsFull
+		}
+		return nil
+	}
+	offer := func(ld plog.Logs) error { return room.offer(context.Background(), ld, push) }
+	expect := func(step string, ld plog.Logs, wantPush bool, wantErr error) {
+		t.Helper()
+		before := pushes
+		if err := offer(ld); err != wantErr {
+			t.Errorf("%s: offer returned %v, want %v", step, err, wantErr)
+		}
+		if got := pushes > before; got != wantPush {
+			t.Errorf("%s: reached the queue: %v, want %v", step, got, wantPush)
+		}
+	}
+
+	full = true
+	expect("empty queue, too heavy even so", ld, true, exporterhelper.ErrQueueIsFull)
+	expect("empty queue again: never refused here", ld, true, exporterhelper.ErrQueueIsFull)
+	full = false
+	ld = pinoLines(100) // the same records, not the data refused above
+	room.add(room.capacity - floor + 1)
+	expect("floor does not fit", ld, false, exporterhelper.ErrQueueIsFull)
+	expect("again", ld, false, exporterhelper.ErrQueueIsFull)
+	room.add(-1)
+	full = true
+	expect("floor fits: the queue decides", ld, true, exporterhelper.ErrQueueIsFull)
+	full = false
+	expect("its weight, found by the queue, does not fit", ld, false, exporterhelper.ErrQueueIsFull)
+	other := pinoLines(1)
+	expect("other data that fits", other, true, nil)
+	expect("the refused data, forgotten once other data came: its floor fits", ld, true, nil)
+	room.add(-(room.capacity - floor))
+	if room.held != 0 {
+		t.Fatalf("held %d after every Unref", room.held)
+	}
+
+	off := &queueRoom{}
+	off.add(1 << 40)
+	if err := off.offer(context.Background(), ld, push); err != nil || off.held != 0 {
+		t.Errorf("a disabled room refused (%v) or counted (%d)", err, off.held)
+	}
+}
+
+// The room follows only a memory queue that refuses when full: a disk
+// queue, or one that blocks or waits for results, calls no Ref.
+func TestRoomOnlyForAMemoryQueueThatRefuses(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	q := cfg.QueueConfig.Get()
+	if q == nil {
+		t.Fatal("default config has no queue")
+	}
+	q.StorageID = nil
+	q.WaitForResult, q.BlockOnOverflow = false, false
+	if got := newQueueRoom(cfg, nil).capacity; got != q.QueueSize || got <= 0 {
+		t.Errorf("memory queue: capacity %d, want its size %d", got, q.QueueSize)
+	}
+	q.BlockOnOverflow = true
+	if got := newQueueRoom(cfg, nil).capacity; got != 0 {
+		t.Errorf("blocking queue: capacity %d, want 0 (off)", got)
+	}
+	q.BlockOnOverflow, q.WaitForResult = false, true
+	if got := newQueueRoom(cfg, nil).capacity; got != 0 {
+		t.Errorf("queue waiting for results: capacity %d, want 0 (off)", got)
+	}
+	q.WaitForResult = false
+	id := component.MustNewID("file_storage")
+	q.StorageID = &id
+	if got := newQueueRoom(cfg, nil).capacity; got != 0 {
+		t.Errorf("disk queue: capacity %d, want 0 (off)", got)
+	}
+}
