@@ -66,6 +66,7 @@ type result struct {
 	seconds             float64 // wall time of the measured load
 	appCPU              float64 // CPU seconds during the measured load
 	rss0, rss1, appPeak int64   // kB: after warm-up, at the end, VmHWM
+	rssMean             int64   // kB: the mean of the samples taken every 250 ms during the measured load
 	sidecarCPU          float64 // CPU seconds during the measured load
 	sidecarPeak         int64   // kB
 	events, spans       int64   // what reached the fake Axiom
@@ -244,7 +245,7 @@ func measure(o options, rt, bin, mode, redis, series string) (result, error) {
 		s1, _ := procstat.Read(sc.Process.Pid)
 		res.sidecarCPU, res.sidecarPeak = s1.CPUSeconds-s0.CPUSeconds, s1.PeakRSSKB
 	}
-	if err := stopSeries(); err != nil {
+	if res.rssMean, err = stopSeries(); err != nil {
 		return res, err
 	}
 
@@ -313,13 +314,14 @@ func load(c *http.Client, addr string, from, n, conc int, rate float64) error {
 	}
 }
 
-// sampleSeries writes app and sidecar RSS every 250 ms to dir/<name>.csv
-// until the returned function is called; with no dir it does nothing.
-func sampleSeries(dir, name string, appPID int, sc *exec.Cmd) func() error {
-	if dir == "" {
-		return func() error { return nil }
-	}
+// sampleSeries reads app and sidecar RSS every 250 ms until the returned
+// function is called, which gives the app's mean RSS over the samples and,
+// with a dir, writes the series to dir/<name>.csv. The mean, unlike the
+// growth from the first sample to the last, does not hang on where the
+// garbage collector's sawtooth stands at either end (Bun's swings 10-20 MB).
+func sampleSeries(dir, name string, appPID int, sc *exec.Cmd) func() (meanKB int64, err error) {
 	stop, done := make(chan struct{}), make(chan error, 1)
+	var sum, n int64
 	go func() {
 		var b strings.Builder
 		b.WriteString("seconds,app_rss_kb,sidecar_rss_kb\n")
@@ -327,7 +329,10 @@ func sampleSeries(dir, name string, appPID int, sc *exec.Cmd) func() error {
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			a, _ := procstat.Read(appPID)
+			a, err := procstat.Read(appPID)
+			if err == nil {
+				sum, n = sum+a.RSSKB, n+1
+			}
 			var s procstat.Sample
 			if sc != nil {
 				s, _ = procstat.Read(sc.Process.Pid)
@@ -335,13 +340,24 @@ func sampleSeries(dir, name string, appPID int, sc *exec.Cmd) func() error {
 			fmt.Fprintf(&b, "%.2f,%d,%d\n", time.Since(start).Seconds(), a.RSSKB, s.RSSKB)
 			select {
 			case <-stop:
-				done <- os.WriteFile(filepath.Join(dir, name+".csv"), []byte(b.String()), 0o644)
+				if dir == "" {
+					done <- nil
+				} else {
+					done <- os.WriteFile(filepath.Join(dir, name+".csv"), []byte(b.String()), 0o644)
+				}
 				return
 			case <-tick.C:
 			}
 		}
 	}()
-	return func() error { close(stop); return <-done }
+	return func() (int64, error) {
+		close(stop)
+		err := <-done
+		if n == 0 {
+			return 0, err
+		}
+		return sum / n, err
+	}
 }
 
 func report(w io.Writer, o options, results []result) {
@@ -349,16 +365,16 @@ func report(w io.Writer, o options, results []result) {
 	if o.rate > 0 {
 		pace = fmt.Sprintf("%.0f a second (at most %d in flight)", o.rate, o.conc)
 	}
-	fmt.Fprintf(w, "%d round(s), each mode %d measured requests a round after %d of warm-up, %s; each request 5 Redis GETs + 1 SET. App CPU: the median over the rounds, their range and spread ((max-min)/median), and every round in round order. App peak RSS: the median of the rounds' peaks (V8 lets the old generation grow further before some full collections than others, so one round's peak can be 25 MB above the next one's with the same code), and their max. The other figures add the rounds up.\n\n",
+	fmt.Fprintf(w, "%d round(s), each mode %d measured requests a round after %d of warm-up, %s; each request 5 Redis GETs + 1 SET. App CPU: the median over the rounds, their range and spread ((max-min)/median), and every round in round order. App mean RSS: the mean of its RSS sampled every 250 ms during a round's measured load, the median over the rounds. App peak RSS: the median of the rounds' peaks (V8 lets the old generation grow further before some full collections than others, so one round's peak can be 25 MB above the next one's with the same code), and their max. The other figures add the rounds up.\n\n",
 		o.rounds, o.requests, o.warmup, pace)
 	spans := int64(spansPerRequest * (o.warmup + o.requests))
-	fmt.Fprintf(w, "| runtime | mode | req/s | app CPU s / 1k req (median) | min-max | spread | per round | app RSS growth after warm-up (MB), per round | app peak RSS (MB), median (max) | spans lost in the app (of %d) | sidecar CPU s / 1k req (median) | sidecar peak RSS (MB) | log events at Axiom |\n", spans*int64(o.rounds))
-	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|---|---|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "| runtime | mode | req/s | app CPU s / 1k req (median) | min-max | spread | per round | app RSS growth after warm-up (MB), per round | app mean RSS during the load (MB), median | app peak RSS (MB), median (max) | spans lost in the app (of %d) | sidecar CPU s / 1k req (median) | sidecar peak RSS (MB) | log events at Axiom |\n", spans*int64(o.rounds))
+	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|---|---|---:|---:|---:|---:|---:|---:|")
 	mb := func(kb int64) string { return strconv.FormatFloat(float64(kb)/1024, 'f', 0, 64) }
 	f3 := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 	for _, key := range keys(results) {
 		var sum result
-		var cpus, scCPUs, peaks []float64
+		var cpus, scCPUs, peaks, means []float64
 		var perRound, growths []string
 		for _, r := range rounds(results, key) {
 			sum.seconds += r.seconds
@@ -368,20 +384,22 @@ func report(w io.Writer, o options, results []result) {
 			sum.events += r.events
 			cpus = append(cpus, r.appCPU/float64(o.requests)*1000)
 			peaks = append(peaks, float64(r.appPeak))
+			means = append(means, float64(r.rssMean))
 			scCPUs = append(scCPUs, r.sidecarCPU/float64(o.requests)*1000)
 			perRound = append(perRound, f3(cpus[len(cpus)-1]))
 			growths = append(growths, strconv.FormatFloat(float64(r.rss1-r.rss0)/1024, 'f', 0, 64))
 		}
 		med, lo, hi := spread(cpus)
 		peak, _, _ := spread(peaks)
+		mean, _, _ := spread(means)
 		sc, scPeak := "—", "—"
 		if key.mode != "direct" {
 			m, _, _ := spread(scCPUs)
 			sc, scPeak = f3(m), mb(sum.sidecarPeak)
 		}
-		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s-%s | %.0f%% | %s | %s | %s (%s) | %d | %s | %s | %d |\n",
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s-%s | %.0f%% | %s | %s | %s | %s (%s) | %d | %s | %s | %d |\n",
 			key.runtime, key.mode, float64(o.requests*len(cpus))/sum.seconds, f3(med), f3(lo), f3(hi), 100*(hi-lo)/med,
-			strings.Join(perRound, " / "), strings.Join(growths, " / "), mb(int64(peak)), mb(sum.appPeak), sum.spans, sc, scPeak, sum.events)
+			strings.Join(perRound, " / "), strings.Join(growths, " / "), mb(int64(mean)), mb(int64(peak)), mb(sum.appPeak), sum.spans, sc, scPeak, sum.events)
 	}
 	pairedRatios(w, results)
 }
