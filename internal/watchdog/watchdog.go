@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -139,6 +140,12 @@ func WithStep(ctx context.Context, s *Step) context.Context {
 func Expect(ctx context.Context, bound time.Duration) {
 	s, _ := ctx.Value(stepKey{}).(*Step)
 	s.Expect(bound)
+}
+
+// HandOff names the step of receiver id handing records to its pipelines,
+// the stage its Logs or Traces wrapper is given.
+func HandOff(id component.ID) string {
+	return "receiver/" + id.String() + " handing records to the pipeline"
 }
 
 // Logs wraps next so that each call into it is a step of stage that must

@@ -22,7 +22,7 @@ func NewFactory() receiver.Factory {
 }
 
 func createTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
-	return shared(set, cfg, func(r *otlpReceiver) { r.nextTraces = watchdog.Default.Traces(stage(set), next) })
+	return shared(set, cfg, func(r *otlpReceiver) { r.nextTraces = watchdog.Default.Traces(watchdog.HandOff(set.ID), next) })
 }
 
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
@@ -30,7 +30,7 @@ func createMetrics(_ context.Context, set receiver.Settings, cfg component.Confi
 }
 
 func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-	return shared(set, cfg, func(r *otlpReceiver) { r.nextLogs = watchdog.Default.Logs(stage(set), next) })
+	return shared(set, cfg, func(r *otlpReceiver) { r.nextLogs = watchdog.Default.Logs(watchdog.HandOff(set.ID), next) })
 }
 
 // instances holds one receiver per config, serving every pipeline it is in.
@@ -40,10 +40,4 @@ var instances sharedinstance.Map[Config, *otlpReceiver]
 func shared(set receiver.Settings, cfg component.Config, join func(*otlpReceiver)) (component.Component, error) {
 	c := cfg.(*Config)
 	return sharedinstance.Join(&instances, c, func() (*otlpReceiver, error) { return newReceiver(set, c) }, join)
-}
-
-// stage names the receiver's hand-off to its pipelines for the watchdog,
-// which fails liveness when it does not return (it never waits by design).
-func stage(set receiver.Settings) string {
-	return "receiver/" + set.ID.String() + " handing records to the pipeline"
 }

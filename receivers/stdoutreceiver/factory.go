@@ -21,11 +21,11 @@ func NewFactory() receiver.Factory {
 }
 
 func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-	return shared(set, cfg, func(r *stdoutReceiver) { r.logs = watchdog.Default.Logs(stage(set), next) })
+	return shared(set, cfg, func(r *stdoutReceiver) { r.logs = watchdog.Default.Logs(watchdog.HandOff(set.ID), next) })
 }
 
 func createTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
-	return shared(set, cfg, func(r *stdoutReceiver) { r.traces = watchdog.Default.Traces(stage(set), next) })
+	return shared(set, cfg, func(r *stdoutReceiver) { r.traces = watchdog.Default.Traces(watchdog.HandOff(set.ID), next) })
 }
 
 // instances holds one receiver per config, serving every pipeline it is in.
@@ -35,10 +35,4 @@ var instances sharedinstance.Map[Config, *stdoutReceiver]
 func shared(set receiver.Settings, cfg component.Config, join func(*stdoutReceiver)) (component.Component, error) {
 	c := cfg.(*Config)
 	return sharedinstance.Join(&instances, c, func() (*stdoutReceiver, error) { return newReceiver(set, c) }, join)
-}
-
-// stage names the receiver's hand-off to its pipelines for the watchdog,
-// which fails liveness when it does not return (it never waits by design).
-func stage(set receiver.Settings) string {
-	return "receiver/" + set.ID.String() + " handing records to the pipeline"
 }
