@@ -37,6 +37,8 @@ type base struct {
 	holding atomic.Bool
 	signal  string
 	dataset string
+	// stage names this exporter's pushes for the watchdog.
+	stage string
 	// localPath is the file written instead of sending (local_dir mode).
 	localPath string
 
@@ -88,7 +90,7 @@ func newBase(cfg *Config, set exporter.Settings, signal, dataset, localFile stri
 	if err != nil {
 		return nil, err
 	}
-	b := &base{cfg: cfg, set: set, tel: tel, drops: drops, ledger: losses.Default, signal: signal, dataset: dataset, partialLogged: everyInterval{interval: time.Minute}, retryLogged: everyInterval{interval: time.Minute}}
+	b := &base{cfg: cfg, set: set, tel: tel, drops: drops, ledger: losses.Default, signal: signal, dataset: dataset, stage: "exporter/" + set.ID.String() + " sending " + signal, partialLogged: everyInterval{interval: time.Minute}, retryLogged: everyInterval{interval: time.Minute}}
 	b.health.logged.interval = time.Minute
 	if cfg.localMode() {
 		b.localPath = filepath.Join(cfg.LocalDir, localFile)
@@ -180,7 +182,7 @@ func (b *base) finished(n int) { b.pending.Add(-int64(n)) }
 // returns when the push ends.
 func (b *base) pushStarted(ctx context.Context) (context.Context, func()) {
 	b.pushing.Add(1)
-	ctx, step := watchdog.Default.BeginIn(ctx, "exporter/"+b.set.ID.String()+" sending "+b.signal, 0)
+	ctx, step := watchdog.Default.BeginIn(ctx, b.stage, 0)
 	return ctx, func() {
 		step.End()
 		b.lastActive.Store(time.Now().UnixNano())
