@@ -100,10 +100,7 @@ func (w *logsWeigher) size(lr plog.LogRecord, raw bool, resource []byte) int {
 // weighed, in two requests (pushLogs cuts at maxBytes).
 func (w *logsWeigher) eventSize(lr plog.LogRecord, raw bool, resource []byte) int {
 	if body := lr.Body(); raw && body.Type() == pcommon.ValueTypeStr {
-		if attrs := lr.Attributes(); attrs.Len() > 0 || len(resource) > 0 {
-			return w.rawEventSize(len(body.Str()), attrs, resource)
-		}
-		return len(body.Str()) + len("\n") // stdin's records: no call
+		return w.rawEventSize(len(body.Str()), lr.Attributes(), resource)
 	}
 	w.scratch = appendEvent(w.scratch[:0], lr, raw, resource, weighTime)
 	return len(w.scratch)
