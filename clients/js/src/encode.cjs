@@ -158,11 +158,6 @@ function firstMember(start) {
   }
 }
 
-// The digits of the last timestamp's seconds: spans ending close together
-// share them.
-let lastSecond = -1;
-let lastSecondDigits = null;
-
 // nanos writes otlp-transformer's timestamp: the HrTime [seconds,
 // nanoseconds] as a decimal count of nanoseconds (the quotes around it are
 // the caller's).
@@ -171,12 +166,7 @@ function nanos(hr) {
   const ns = Math.trunc(hr[1]);
   if (sec === 0 && ns >= 0) number(ns);
   else if (sec > 0 && sec < 0x80000000 && ns >= 0 && ns < 1e9) {
-    if (sec !== lastSecond) {
-      const start = pos;
-      uint(sec, 1);
-      lastSecond = sec;
-      lastSecondDigits = copy(start);
-    } else raw(lastSecondDigits);
+    uint(sec, 1);
     uint(ns, 9);
   } else ascii('' + (BigInt(sec) * 1000000000n + BigInt(ns)));
 }
