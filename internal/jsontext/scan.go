@@ -4,15 +4,18 @@
 // decoder, its docker json-file parser and the sampler's body-field rules all
 // build on it.
 //
-//   - scan.go: where whitespace, a string and a value end (SkipSpace,
-//     StringEnd, ValueEnd), validating as they go;
+//   - scan.go: where whitespace and a string end (SkipSpace, StringEnd),
+//     validating as they go;
+//   - walk.go: where a value ends (ValueEnd), and where an object's members
+//     are (Members), in one loop over the bytes;
 //   - string.go: what a string or scalar decodes to (AppendString,
 //     StringEqual, Number, Bool);
 //   - field.go: the value of one top-level member of an object (Field).
 //
-// Validation follows encoding/json (fuzz_test.go holds the package to it),
-// except that nesting deeper than MaxDepth is rejected and strings are not
-// checked for valid UTF-8: callers that need it check the whole text once.
+// Validation follows encoding/json (scan_test.go's fuzz test holds the
+// package to it), except that nesting deeper than MaxDepth is rejected and
+// strings are not checked for valid UTF-8 (callers that need it check the
+// whole text once), but by Members, which checks them as it passes.
 package jsontext
 
 import "math/bits"
@@ -116,123 +119,4 @@ func load64[T Text](s T, i int) uint64 {
 	s = s[i : i+8]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// ValueEnd validates the value starting at s[i] (no leading whitespace) and
-// returns the index just past it.
-func ValueEnd[T Text](s T, i int) (int, bool) { return valueEnd(s, i, 1) }
-
-func valueEnd[T Text](s T, i, depth int) (int, bool) {
-	if i >= len(s) {
-		return 0, false
-	}
-	switch c := s[i]; {
-	case c == '"':
-		end, _, ok := StringEnd(s, i)
-		return end, ok
-	case c == '{':
-		return containerEnd(s, i, depth, '}')
-	case c == '[':
-		return containerEnd(s, i, depth, ']')
-	case c == '-' || '0' <= c && c <= '9':
-		return numberEnd(s, i)
-	case c == 't':
-		return literalEnd(s, i, "true")
-	case c == 'f':
-		return literalEnd(s, i, "false")
-	case c == 'n':
-		return literalEnd(s, i, "null")
-	}
-	return 0, false
-}
-
-func literalEnd[T Text](s T, i int, lit string) (int, bool) {
-	if len(s)-i < len(lit) || string(s[i:i+len(lit)]) != lit {
-		return 0, false
-	}
-	return i + len(lit), true
-}
-
-// containerEnd validates an object (close == '}') or array (close == ']').
-func containerEnd[T Text](s T, i, depth int, close byte) (int, bool) {
-	if depth >= MaxDepth {
-		return 0, false
-	}
-	i = SkipSpace(s, i+1)
-	if i < len(s) && s[i] == close {
-		return i + 1, true
-	}
-	for {
-		if close == '}' {
-			if i >= len(s) || s[i] != '"' {
-				return 0, false
-			}
-			end, _, ok := StringEnd(s, i)
-			if !ok {
-				return 0, false
-			}
-			i = SkipSpace(s, end)
-			if i >= len(s) || s[i] != ':' {
-				return 0, false
-			}
-			i = SkipSpace(s, i+1)
-		}
-		end, ok := valueEnd(s, i, depth+1)
-		if !ok {
-			return 0, false
-		}
-		i = SkipSpace(s, end)
-		if i >= len(s) {
-			return 0, false
-		}
-		switch s[i] {
-		case ',':
-			i = SkipSpace(s, i+1)
-		case close:
-			return i + 1, true
-		default:
-			return 0, false
-		}
-	}
-}
-
-// numberEnd validates -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func numberEnd[T Text](s T, i int) (int, bool) {
-	if s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && '1' <= s[i] && s[i] <= '9':
-		i = digitsEnd(s, i)
-	default:
-		return 0, false
-	}
-	if i < len(s) && s[i] == '.' {
-		j := digitsEnd(s, i+1)
-		if j == i+1 {
-			return 0, false
-		}
-		i = j
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		j := digitsEnd(s, i)
-		if j == i {
-			return 0, false
-		}
-		i = j
-	}
-	return i, true
-}
-
-func digitsEnd[T Text](s T, i int) int {
-	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-		i++
-	}
-	return i
 }

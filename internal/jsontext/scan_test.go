@@ -3,6 +3,7 @@ package jsontext
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -104,7 +105,8 @@ func TestScanZeroAllocs(t *testing.T) {
 }
 
 // FuzzValue holds the scanner to encoding/json: the same texts are valid,
-// and a valid string decodes to what encoding/json decodes it to.
+// a valid string decodes to what encoding/json decodes it to, and an
+// object's members are where encoding/json finds them.
 func FuzzValue(f *testing.F) {
 	for _, c := range validityCases {
 		f.Add([]byte(c))
@@ -119,6 +121,7 @@ func FuzzValue(f *testing.F) {
 				t.Fatalf("%q: valid %v, json.Valid %v", b, got, want)
 			}
 		}
+		checkMembers(t, b)
 		if !got || !utf8.Valid(b) {
 			return
 		}
@@ -137,4 +140,117 @@ func FuzzValue(f *testing.F) {
 			t.Fatalf("%s: StringEnd escaped=%v, HasEscapes=%v", raw, escaped, !escaped)
 		}
 	})
+}
+
+// checkMembers holds Members to encoding/json and utf8.Valid for any text
+// that starts with '{' after whitespace: it accepts exactly the valid
+// objects with valid UTF-8, and finds their members where encoding/json
+// does.
+func checkMembers(t *testing.T, b []byte) {
+	t.Helper()
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return
+	}
+	members, end, ok := Members(b, i, make([]Member, 0, 2)) // room for two: more takes the second walk
+	got := ok && SkipSpace(b, end) == len(b)
+	if bytes.Count(b, []byte("["))+bytes.Count(b, []byte("{")) <= MaxDepth {
+		if want := json.Valid(b) && utf8.Valid(b); got != want {
+			t.Fatalf("%q: Members %v, json.Valid and utf8.Valid %v", b, got, want)
+		}
+	}
+	if !got {
+		return
+	}
+	if sm, send, sok := Members(string(b), i, nil); !sok || send != end || !slices.Equal(sm, members) {
+		t.Fatalf("%q: string and []byte disagree", b)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for ; dec.More(); n++ {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			t.Fatal(err)
+		}
+		if n >= len(members) {
+			t.Fatalf("%q: Members found %d members, encoding/json more", b, len(members))
+		}
+		m := members[n]
+		key, _ := AppendString(nil, b[m.KeyStart:m.KeyEnd])
+		if string(key) != tok.(string) || m.Escaped != HasEscapes(b[m.KeyStart:m.KeyEnd]) {
+			t.Fatalf("%q: member %d key %s (escaped %v), encoding/json %q", b, n, b[m.KeyStart:m.KeyEnd], m.Escaped, tok)
+		}
+		if !bytes.Equal(b[m.ValStart:m.ValEnd], raw) {
+			t.Fatalf("%q: member %d value %s, encoding/json %s", b, n, b[m.ValStart:m.ValEnd], raw)
+		}
+		if n == 0 && m.Sep != -1 || n > 0 && (b[m.Sep] != ',' || m.Sep < members[n-1].ValEnd || m.Sep >= m.KeyStart) {
+			t.Fatalf("%q: member %d separator at %d", b, n, m.Sep)
+		}
+	}
+	if n != len(members) {
+		t.Fatalf("%q: Members found %d members, encoding/json %d", b, len(members), n)
+	}
+}
+
+func TestMembers(t *testing.T) {
+	line := " { \"a\" : 1 ,\"b\\u0062\":[ {\"c\":\"x\"} ] ,\n\"d\":{}}"
+	members, end, ok := Members(line, 1, nil)
+	if !ok || end != len(line) {
+		t.Fatalf("Members = %v, %d, %v", members, end, ok)
+	}
+	want := []Member{
+		{KeyStart: 3, KeyEnd: 6, ValStart: 9, ValEnd: 10, Sep: -1},
+		{KeyStart: 12, KeyEnd: 21, ValStart: 22, ValEnd: 35, Sep: 11, Escaped: true},
+		{KeyStart: 38, KeyEnd: 41, ValStart: 42, ValEnd: 44, Sep: 36},
+	}
+	if !slices.Equal(members, want) {
+		t.Errorf("Members = %+v, want %+v", members, want)
+	}
+	for _, c := range []string{`{"a":1,}`, `{"a" 1}`, `[1]`, ` {}`, `{"a":1}x`, `{"a":[1,{"b":2]}`} {
+		checkMembers(t, []byte(c))
+	}
+	for _, c := range validityCases {
+		checkMembers(t, []byte(c))
+	}
+	many := "{" + strings.Repeat(`"k":1,`, 100) + `"k":2}`
+	if members, _, ok := Members(many, 0, make([]Member, 0, 3)); !ok || len(members) != 101 || many[members[100].ValStart] != '2' {
+		t.Errorf("101 members: %d, %v", len(members), ok)
+	}
+}
+
+// TestMembersUTF8: Members rejects a string that is not valid UTF-8
+// (ValueEnd, as encoding/json, does not look).
+func TestMembersUTF8(t *testing.T) {
+	for _, s := range []string{
+		"é", "€", "😀", "\u00e9 é", "\xc2\x80", "\xdf\xbf", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xee\x80\x80", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf",
+		"\xff", "\x80", "\xc0\x80", "\xc1\xbf", "\xe0\x9f\xbf", "\xed\xa0\x80", "\xf0\x8f\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80",
+		"\xc3", "\xe2\x82", "\xf0\x9f\x98", "\xe2\x82x", "eight!!!\xc3\xa9", "long text before the bad byte \xff",
+	} {
+		for _, obj := range []string{`{"` + s + `":1}`, `{"k":"` + s + `"}`, `{"k":["` + s + `"]}`} {
+			_, end, ok := Members(obj, 0, nil)
+			if got, want := ok && end == len(obj), utf8.ValidString(obj); got != want {
+				t.Errorf("Members(%q) = %v, want %v", obj, got, want)
+			}
+			if !valid(obj) {
+				t.Errorf("ValueEnd(%q) rejected it", obj)
+			}
+		}
+	}
+}
+
+func TestMembersMaxDepth(t *testing.T) {
+	deep := func(n int) string { return "{\"a\":" + strings.Repeat("[", n) + strings.Repeat("]", n) + "}" }
+	if _, _, ok := Members(deep(MaxDepth-1), 0, nil); !ok {
+		t.Errorf("object around %d nested arrays rejected", MaxDepth-1)
+	}
+	if _, _, ok := Members(deep(MaxDepth), 0, nil); ok {
+		t.Errorf("object around %d nested arrays accepted", MaxDepth)
+	}
 }

@@ -132,7 +132,6 @@ type Decoder struct {
 	recs   []decodedLine
 	obj    object
 	edits  []edit
-	drop   []bool // per member of the line: left out of the event
 }
 
 // decodedLine is one decoded line waiting to be written into plog as a log
@@ -202,9 +201,14 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 		out.Stats.Truncated++
 		data = trimPartialRune(data)
 	}
-	if !utf8.Valid(data) {
-		d.fixed = appendValidUTF8(d.fixed[:0], data)
-		data = d.fixed
+	// A cut line is closed, and a span line read, as valid UTF-8. Any other
+	// line is checked by the scan, which rejects invalid UTF-8 in a string
+	// (outside strings JSON is ASCII): only a line it rejects is looked at
+	// again, so a JSON line is read once.
+	spansTried := d.spansFirst(l)
+	checked := l.Truncated || spansTried
+	if checked && !utf8.Valid(data) {
+		data = d.validUTF8(data)
 	}
 	when := l.Time
 	if when.IsZero() {
@@ -221,12 +225,16 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 	// first) goes to ReadSpans at once: it validates what it reads (pdata's
 	// reader, the default, does not look past the object), so scanning the
 	// line first would read it twice.
-	spansTried := d.spansFirst(l)
 	if spansTried && d.spanLine(data, out, resource) {
 		out.Stats.SpanLines++
 		return
 	}
 	isObject := scanObject(obj, &d.obj)
+	if !isObject && !checked && !utf8.Valid(data) {
+		data = d.validUTF8(data)
+		obj = data
+		isObject = scanObject(obj, &d.obj)
+	}
 	if isObject && d.opts.Traces && !l.Truncated && !spansTried && d.obj.has(keyResourceSpans) &&
 		d.spanLine(obj[d.obj.start:d.obj.end], out, resource) {
 		out.Stats.SpanLines++
@@ -358,7 +366,7 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 			ts = t
 		}
 		m := o.at(keyTime)
-		edits = append(edits, edit{start: m.keyStart, end: m.valStart, kind: editRenameTime})
+		edits = append(edits, edit{start: m.KeyStart, end: m.ValStart, kind: editRenameTime})
 	default:
 		ins.time = true
 		for _, k := range [...]int{keyTimestamp, keyTs, keyAtTimestamp} {
@@ -383,13 +391,13 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 	switch {
 	case o.has(keyLevel):
 		m := o.at(keyLevel)
-		v := line[m.valStart:m.valEnd]
+		v := line[m.ValStart:m.ValEnd]
 		if v[0] == '"' {
 			r.sevText, r.sev = stringLevel(v)
 		} else {
 			levelName, r.sev = jsLevel(v)
 			r.sevText = levelName
-			edits = append(edits, edit{start: m.valStart, end: m.valEnd, kind: editLevelName})
+			edits = append(edits, edit{start: m.ValStart, end: m.ValEnd, kind: editLevelName})
 		}
 	case o.has(keyLogLevel):
 		r.sevText, r.sev = stringLevel(o.val(line, keyLogLevel))
@@ -412,19 +420,19 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 	// Dropped members go with one comma: the one before them, or, for a
 	// run of dropped members at the start, the one after each.
 	kept := len(o.members) > 0
-	if o.superseded > 0 || dropTime >= 0 {
+	if o.nSuperseded > 0 || dropTime >= 0 {
 		kept = false
 		for i := range o.members {
 			m := &o.members[i]
 			switch {
-			case !m.superseded && i != dropTime:
+			case !o.superseded[i] && i != dropTime:
 				kept = true
 			case kept:
-				edits = append(edits, edit{start: m.sep, end: m.valEnd, kind: editRemove})
+				edits = append(edits, edit{start: m.Sep, end: m.ValEnd, kind: editRemove})
 			case i+1 < len(o.members):
-				edits = append(edits, edit{start: m.keyStart, end: o.members[i+1].keyStart, kind: editRemove})
+				edits = append(edits, edit{start: m.KeyStart, end: o.members[i+1].KeyStart, kind: editRemove})
 			default:
-				edits = append(edits, edit{start: m.keyStart, end: m.valEnd, kind: editRemove})
+				edits = append(edits, edit{start: m.KeyStart, end: m.ValEnd, kind: editRemove})
 			}
 		}
 	}
@@ -572,6 +580,13 @@ func (d *Decoder) build(logs plog.Logs, batchAttrs, resource []stream.Attr, now 
 			}
 		}
 	}
+}
+
+// validUTF8 returns line with each run of invalid bytes replaced by U+FFFD,
+// in d.fixed.
+func (d *Decoder) validUTF8(line []byte) []byte {
+	d.fixed = appendValidUTF8(d.fixed[:0], line)
+	return d.fixed
 }
 
 // appendValidUTF8 appends s to dst with each run of invalid bytes replaced

@@ -404,6 +404,28 @@ func TestDecodeRepairsUTF8InsideJSON(t *testing.T) {
 	}
 }
 
+// TestDecodeUTF8: the scan checks a line's strings as it reads them (a
+// JSON line is not read for UTF-8 first); whatever it rejects is repaired
+// and decoded as before.
+func TestDecodeUTF8(t *testing.T) {
+	for _, c := range []struct {
+		line, body string
+		raw        bool
+	}{
+		{"{\"msg\":\"café 😀 €\",\"é\":[\"ü\"]}", `{"_time":"2026-11-30T12:00:00Z","level":"silent","msg":"café 😀 €","é":["ü"]}`, true},
+		{"{\"k\xff\":1}", "{\"_time\":\"2026-11-30T12:00:00Z\",\"level\":\"silent\",\"k\uFFFD\":1}", true},
+		{"{\"a\":[\"x\xed\xa0\x80\"]}", "{\"_time\":\"2026-11-30T12:00:00Z\",\"level\":\"silent\",\"a\":[\"x\uFFFD\"]}", true},
+		{"{\"a\":\"\xc3\"}", "{\"_time\":\"2026-11-30T12:00:00Z\",\"level\":\"silent\",\"a\":\"\uFFFD\"}", true},
+		{"{\"a\":1}\xff", "{\"a\":1}\uFFFD", false},
+		{"{\"a\":\xc3\xa9}", "{\"a\":é}", false},
+	} {
+		r := decodeOne(t, c.line)
+		if r.raw != c.raw || r.body != c.body {
+			t.Errorf("%q: raw %v, body %s; want %v, %s", c.line, r.raw, r.body, c.raw, c.body)
+		}
+	}
+}
+
 func TestDecodeTruncated(t *testing.T) {
 	line := `{"level":30,"time":1764504000000,"req":{"url":"/x","tags":["a","` + strings.Repeat("x", 100)
 	out, recs := decodeLines(t, Options{}, stream.Line{Data: []byte(line), Truncated: true, Stream: "stdout"})

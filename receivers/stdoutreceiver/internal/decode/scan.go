@@ -2,27 +2,20 @@ package decode
 
 import (
 	"hash/maphash"
+	"slices"
 
 	"github.com/sidecarhq/sidecar/internal/jsontext"
 )
 
-// A validating scan of one JSON object per line, built on jsontext. It walks
-// the line once, checks that it is exactly one well-formed JSON object, and
-// records where each top-level member sits and which ones a later member of
-// the same key supersedes, so the body can be produced by splicing the
-// original bytes: no map, no pcommon.Map.
+// A validating scan of one JSON object per line: jsontext.Members walks the
+// line once, checks that it is exactly one well-formed JSON object and
+// records where each top-level member sits; the keys are then looked at
+// once each, to find the ones a later member of the same key supersedes, so
+// the body can be produced by splicing the original bytes: no map, no
+// pcommon.Map.
 
 // member locates one top-level "key": value pair in the line.
-type member struct {
-	keyStart int // index of the key's opening quote
-	keyEnd   int // index just past the key's closing quote
-	valStart int // index of the value's first byte
-	valEnd   int // index just past the value
-	sep      int // index of the comma before the member, -1 for the first
-	// superseded is set when a later member has the same key: JSON.parse,
-	// and so @axiomhq/pino, keeps the last value.
-	superseded bool
-}
+type member = jsontext.Member
 
 // Keys the decoder looks at; object.known holds the last occurrence of each.
 const (
@@ -79,9 +72,12 @@ func keyIndex(k []byte) int {
 type object struct {
 	start, end int // the object's braces, end exclusive
 	members    []member
-	known      [numKeys]int // 1 + index in members of the key's last occurrence; 0 if absent
-	superseded int          // how many members are superseded
-	keys       keySet
+	// superseded marks the members a later member of the same key
+	// supersedes: JSON.parse, and so @axiomhq/pino, keeps the last value.
+	superseded  []bool
+	nSuperseded int          // how many are
+	known       [numKeys]int // 1 + index in members of the key's last occurrence; 0 if absent
+	keys        keySet
 }
 
 // has reports whether key k is present; at returns its last occurrence.
@@ -89,98 +85,74 @@ func (o *object) has(k int) bool   { return o.known[k] > 0 }
 func (o *object) at(k int) *member { return &o.members[o.known[k]-1] }
 func (o *object) val(line []byte, k int) []byte {
 	m := o.at(k)
-	return line[m.valStart:m.valEnd]
+	return line[m.ValStart:m.ValEnd]
 }
 
 // scanObject reports whether line (after optional whitespace) is exactly one
-// JSON object, filling o. line must be valid UTF-8.
+// JSON object whose strings are valid UTF-8, filling o.
 func scanObject(line []byte, o *object) bool {
-	o.known, o.superseded = [numKeys]int{}, 0
+	o.known, o.nSuperseded = [numKeys]int{}, 0
 	o.keys.reset()
-	i := jsontext.SkipSpace(line, 0)
-	if i >= len(line) || line[i] != '{' {
-		o.members = o.members[:0]
+	o.start = jsontext.SkipSpace(line, 0)
+	var ok bool
+	o.members, o.end, ok = jsontext.Members(line, o.start, o.members[:0])
+	if !ok || jsontext.SkipSpace(line, o.end) != len(line) {
 		return false
 	}
-	o.start = i
-	i = jsontext.SkipSpace(line, i+1)
-	if i < len(line) && line[i] == '}' {
-		o.members = o.members[:0]
-		o.end = i + 1
-		return jsontext.SkipSpace(line, o.end) == len(line)
-	}
-	var ok bool
-	o.members, ok = o.scanMembers(line, i, o.members[:0])
-	return ok
+	o.superseded = o.lookAtKeys(line, o.members, o.superseded[:0])
+	return true
 }
 
-// scanMembers scans the members from line[i] to the closing brace. It
-// appends to a local slice (stored once by the caller): a store into o per
-// member costs a write barrier while the GC runs.
-func (o *object) scanMembers(line []byte, i int, members []member) ([]member, bool) {
-	sep := -1
-	for {
-		if i >= len(line) || line[i] != '"' {
-			return members, false
-		}
-		keyStart := i
-		keyEnd, escaped, ok := jsontext.StringEnd(line, i)
-		if !ok {
-			return members, false
-		}
-		i = jsontext.SkipSpace(line, keyEnd)
-		if i >= len(line) || line[i] != ':' {
-			return members, false
-		}
-		valStart := jsontext.SkipSpace(line, i+1)
-		valEnd, ok := jsontext.ValueEnd(line, valStart)
-		if !ok {
-			return members, false
-		}
-		// Appended zero and filled in place: a composite literal is built
-		// on the stack with 8-byte stores and copied with 16-byte loads,
-		// which stall on store forwarding (a tenth of this loop's time).
-		n := len(members)
-		members = append(members, member{})
+// lookAtKeys fills o.known and marks superseded members (in a local
+// slice, stored once by the caller: a store into o per member costs a write
+// barrier while the GC runs).
+func (o *object) lookAtKeys(line []byte, members []member, superseded []bool) []bool {
+	superseded = slices.Grow(superseded[:0], len(members))[:len(members)]
+	clear(superseded)
+	// Keys compare as JSON.parse sees them: "\u0074ime" is time. Most
+	// lines' keys are few, plain and distinct, which a 64-bit filter of
+	// (length, first and last byte) shows; this loop takes them, and
+	// makes no call, so Go keeps its variables in registers. The first key
+	// that is escaped, past smallKeys or maybe seen before goes on below.
+	n, filter := 0, uint64(0)
+	for ; n < len(members) && n < smallKeys; n++ {
 		m := &members[n]
-		m.keyStart, m.keyEnd, m.valStart, m.valEnd, m.sep = keyStart, keyEnd, valStart, valEnd, sep
-		// Keys compare as JSON.parse sees them: "\u0074ime" is time. The
-		// first smallKeys plain keys are checked here, without a call per
-		// key (it was a tenth of this loop); keySet takes over from the
-		// first escaped key, or the first key past them.
-		key, prev := line[keyStart+1:keyEnd-1], -1
-		if o.keys.all || escaped || n >= smallKeys {
+		if m.Escaped {
+			break
+		}
+		key := line[m.KeyStart+1 : m.KeyEnd-1]
+		bit := filterBit(key)
+		if filter&bit != 0 {
+			break
+		}
+		filter |= bit
+		if idx := keyIndex(key); idx >= 0 {
+			o.known[idx] = n + 1
+		}
+	}
+	o.keys.filter = filter
+	for ; n < len(members); n++ {
+		m := &members[n]
+		key, prev := line[m.KeyStart+1:m.KeyEnd-1], -1
+		if o.keys.all || m.Escaped || n >= smallKeys {
 			if !o.keys.all {
 				o.keys.takeOver(members[:n])
 			}
-			key, prev = o.keys.add(line, keyStart, keyEnd, escaped, n)
-		} else if bit := filterBit(key); o.keys.filter&bit == 0 { // the bit once: the compiler computed it twice
+			key, prev = o.keys.add(line, m.KeyStart, m.KeyEnd, m.Escaped, n)
+		} else if bit := filterBit(key); o.keys.filter&bit == 0 {
 			o.keys.filter |= bit
 		} else {
 			prev = earlierPlain(line, members[:n], key)
 		}
 		if prev >= 0 {
-			members[prev].superseded = true
-			o.superseded++
+			superseded[prev] = true
+			o.nSuperseded++
 		}
 		if idx := keyIndex(key); idx >= 0 {
 			o.known[idx] = n + 1
 		}
-		i = jsontext.SkipSpace(line, valEnd)
-		if i >= len(line) {
-			return members, false
-		}
-		switch line[i] {
-		case ',':
-			sep = i
-			i = jsontext.SkipSpace(line, i+1)
-		case '}':
-			o.end = i + 1
-			return members, jsontext.SkipSpace(line, o.end) == len(line)
-		default:
-			return members, false
-		}
 	}
+	return superseded
 }
 
 // keySet finds a line's duplicate keys: an open-addressing hash table of
@@ -282,7 +254,7 @@ func (s *keySet) add(line []byte, keyStart, keyEnd int, escaped bool, idx int) (
 // filter, so that add can go on from them.
 func (s *keySet) takeOver(members []member) {
 	for _, m := range members {
-		s.push(keyRef{start: int32(m.keyStart + 1), end: int32(m.keyEnd - 1)})
+		s.push(keyRef{start: int32(m.KeyStart + 1), end: int32(m.KeyEnd - 1)})
 	}
 	s.all = true
 }
@@ -310,7 +282,7 @@ func filterBit(key []byte) uint64 {
 // is key, or -1: the filter said there may be one.
 func earlierPlain(line []byte, members []member, key []byte) int {
 	for j := len(members) - 1; j >= 0; j-- {
-		if m := &members[j]; string(line[m.keyStart+1:m.keyEnd-1]) == string(key) {
+		if m := &members[j]; string(line[m.KeyStart+1:m.KeyEnd-1]) == string(key) {
 			return j
 		}
 	}

@@ -1,0 +1,376 @@
+package jsontext
+
+import "math/bits"
+
+// ValueEnd validates the value starting at s[i] (no leading whitespace) and
+// returns the index just past it.
+func ValueEnd[T Text](s T, i int) (int, bool) {
+	var w walker
+	return walk(s, i, &w)
+}
+
+// Member locates one member `"key": value` of an object in its text.
+type Member struct {
+	KeyStart, KeyEnd int  // the key's opening quote, and just past its closing one
+	ValStart, ValEnd int  // the value, without whitespace
+	Sep              int  // the comma before the member, -1 for the first
+	Escaped          bool // the key holds escape sequences
+}
+
+// Members validates the object starting at s[i] == '{' (no leading
+// whitespace) and returns its members in order, in dst's memory when it has
+// room, and the index just past the object. Nested containers count towards
+// MaxDepth with the object itself. Unlike ValueEnd, it also rejects strings
+// that are not valid UTF-8, so that a caller need not check the text first.
+func Members[T Text](s T, i int, dst []Member) ([]Member, int, bool) {
+	if i >= len(s) || s[i] != '{' {
+		return dst[:0], 0, false
+	}
+	w := walker{members: dst[:cap(dst)], record: true, sep: -1}
+	end, ok := walk(s, i, &w)
+	if ok && w.n > len(w.members) { // once more, with room for them all
+		w = walker{members: make([]Member, w.n), record: true, sep: -1}
+		end, ok = walk(s, i, &w)
+	}
+	return w.members[:min(w.n, len(w.members))], end, ok
+}
+
+// walk validates the value at s[i] and returns the index just past it; with
+// w.record set it is an object whose members it records in w.
+//
+// It is one loop over the bytes, not a function per token: containers are
+// tracked by a depth and a bit per level (is it an object), strings and
+// numbers are scanned in place. A log line has a few dozen tokens, and Go
+// saves and reloads the scanner's state around every call, which cost more
+// than the scanning itself; for the same reason members are written into
+// the room there is (growing a slice is a call), and counted. The gotos are
+// the grammar's states.
+func walk[T Text](s T, i int, w *walker) (int, bool) {
+	// The enclosing level a ValueEnd value is a member of counts: see MaxDepth.
+	w.maxOpen, w.recordDepth = MaxDepth-1, -1
+	if w.record {
+		w.maxOpen, w.recordDepth = MaxDepth, 1
+	}
+
+value: // a value starts at s[i]
+	if i >= len(s) {
+		return 0, false
+	}
+	switch c := s[i]; {
+	case c == '"':
+		w.inKey = false
+		goto str
+	case c == '{' || c == '[':
+		goto open
+	case c == '-' || '0' <= c && c <= '9':
+		goto number
+	case c == 't':
+		if !hasLiteral(s, i, "true") {
+			return 0, false
+		}
+		i += len("true")
+	case c == 'f':
+		if !hasLiteral(s, i, "false") {
+			return 0, false
+		}
+		i += len("false")
+	case c == 'n':
+		if !hasLiteral(s, i, "null") {
+			return 0, false
+		}
+		i += len("null")
+	case w.depth > 0 && isSpace(c): // whitespace is looked for only where a token is not
+		i = SkipSpace(s, i)
+		if w.depth == w.recordDepth && w.n <= len(w.members) {
+			w.members[w.n-1].ValStart = i
+		}
+		goto value
+	default:
+		return 0, false
+	}
+	goto valueEnd
+
+str: // s[i] == '"' opens a string
+	w.start, w.escaped = i, false
+	i++
+	for {
+		// Eight bytes at a time: strings are most of a log line.
+		for i+8 <= len(s) {
+			if stop := stopBytes(load64(s, i)); stop != 0 {
+				i += bits.TrailingZeros64(stop) / 8
+				goto look
+			}
+			i += 8
+		}
+		for i < len(s) && plainASCII[s[i]] {
+			i++
+		}
+		if i >= len(s) {
+			return 0, false
+		}
+	look:
+		switch s[i] {
+		case '"':
+			i++
+			if w.inKey {
+				goto colon
+			}
+			goto valueEnd
+		case '\\':
+			w.escaped = true
+			if i+1 >= len(s) {
+				return 0, false
+			}
+			switch s[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(s) || !hexDigit[s[i+2]] || !hexDigit[s[i+3]] || !hexDigit[s[i+4]] || !hexDigit[s[i+5]] {
+					return 0, false
+				}
+				i += 6
+			default:
+				return 0, false
+			}
+		default:
+			if s[i] < 0x20 { // a control character
+				return 0, false
+			}
+			if !w.record {
+				i++
+				continue
+			}
+			// Members checks UTF-8 (RFC 3629) here, where it stops anyway:
+			// a lead byte, then continuation bytes, the first of them in a
+			// narrower range where that excludes overlong forms, surrogates
+			// and code points past U+10FFFF.
+			c, lo, hi, n := s[i], byte(0x80), byte(0xBF), 0
+			switch {
+			case 0xC2 <= c && c <= 0xDF:
+				n = 1
+			case 0xE0 <= c && c <= 0xEF:
+				n = 2
+				if c == 0xE0 {
+					lo = 0xA0
+				} else if c == 0xED {
+					hi = 0x9F
+				}
+			case 0xF0 <= c && c <= 0xF4:
+				n = 3
+				if c == 0xF0 {
+					lo = 0x90
+				} else if c == 0xF4 {
+					hi = 0x8F
+				}
+			default:
+				return 0, false
+			}
+			if i+n >= len(s) || s[i+1] < lo || s[i+1] > hi {
+				return 0, false
+			}
+			for k := 2; k <= n; k++ {
+				if s[i+k]&0xC0 != 0x80 {
+					return 0, false
+				}
+			}
+			i += n + 1
+		}
+	}
+
+number: // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+	if s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && '1' <= s[i] && s[i] <= '9':
+		i = digitsEnd(s, i+1)
+	default:
+		return 0, false
+	}
+	if i < len(s) && s[i] == '.' {
+		digits := i + 1
+		if i = digitsEnd(s, digits); i == digits {
+			return 0, false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		digits := i + 1
+		if digits < len(s) && (s[digits] == '+' || s[digits] == '-') {
+			digits++
+		}
+		if i = digitsEnd(s, digits); i == digits {
+			return 0, false
+		}
+	}
+	goto valueEnd
+
+colon: // a key ended before s[i]
+	w.keyEnd = i
+	if i >= len(s) || s[i] != ':' {
+		if i = SkipSpace(s, i); i >= len(s) || s[i] != ':' {
+			return 0, false
+		}
+	}
+	i++
+	if w.depth == w.recordDepth {
+		w.member(i) // its ValStart moves on past whitespace at value
+	}
+	goto value
+
+open: // s[i] opens a container
+	if w.depth == w.maxOpen {
+		return 0, false
+	}
+	w.push(s[i] == '{')
+	i = SkipSpace(s, i+1)
+	if i < len(s) && s[i] == w.closer() {
+		i++
+		goto closed
+	}
+
+member: // a member or element of the innermost container starts at s[i]
+	if !w.inObject {
+		goto value
+	}
+	if i < len(s) && s[i] == '"' {
+		w.inKey = true
+		goto str
+	}
+	if i < len(s) && isSpace(s[i]) {
+		i = SkipSpace(s, i)
+		goto member
+	}
+	return 0, false
+
+valueEnd: // a value ended before s[i]
+	if w.depth == 0 {
+		return i, true
+	}
+	if w.depth == w.recordDepth && w.n <= len(w.members) {
+		w.members[w.n-1].ValEnd = i
+	}
+afterValue:
+	if i >= len(s) {
+		return 0, false
+	}
+	switch s[i] {
+	case ',':
+		if w.depth == w.recordDepth {
+			w.sep = i
+		}
+		i++
+		goto member
+	case w.closer():
+		i++
+		goto closed
+	case ' ', '\t', '\n', '\r':
+		i = SkipSpace(s, i)
+		goto afterValue
+	}
+	return 0, false
+
+closed: // the innermost container closed before s[i]
+	if w.pop(); w.depth == 0 {
+		return i, true
+	}
+	goto valueEnd
+}
+
+// walker is walk's state besides the position, in memory: the string loop
+// keeps its few variables in registers (with everything in variables, Go
+// spilled a dozen registers at every string).
+type walker struct {
+	objects  [(MaxDepth + 63) / 64]uint64 // bit d: the container at depth d+1 is an object
+	depth    int                          // open containers
+	maxOpen  int
+	inObject bool // the innermost open container is an object
+	inKey    bool // the string being scanned is a key
+	escaped  bool // it holds escape sequences
+	start    int  // where it starts
+
+	record      bool     // record the outermost object's members
+	recordDepth int      // 1 when they are recorded, else -1: one test of the depth
+	members     []Member // where: the first len(members) of them
+	n           int      // how many there are so far
+	keyEnd      int      // just past the last key
+	sep         int      // the comma before the next member
+}
+
+// member records the outermost object's next member, whose key is the last
+// string scanned and whose value starts at valStart, when there is room.
+func (w *walker) member(valStart int) {
+	if w.n < len(w.members) {
+		m := &w.members[w.n]
+		m.KeyStart, m.KeyEnd, m.ValStart, m.Sep, m.Escaped = w.start, w.keyEnd, valStart, w.sep, w.escaped
+	}
+	w.n++
+}
+
+// closer is the byte that closes the innermost container.
+func (w *walker) closer() byte {
+	if w.inObject {
+		return '}'
+	}
+	return ']'
+}
+
+// push opens a container.
+func (w *walker) push(object bool) {
+	w.inObject = object
+	if object {
+		w.objects[w.depth/64] |= 1 << (w.depth % 64)
+	} else {
+		w.objects[w.depth/64] &^= 1 << (w.depth % 64)
+	}
+	w.depth++
+}
+
+// pop closes the innermost container.
+func (w *walker) pop() {
+	w.depth--
+	d := w.depth - 1
+	w.inObject = d >= 0 && w.objects[d/64]&(1<<(d%64)) != 0
+}
+
+// digitsEnd returns the index of the first byte from i on that is not a digit.
+func digitsEnd[T Text](s T, i int) int {
+	for i < len(s) && s[i]-'0' < 10 {
+		i++
+	}
+	return i
+}
+
+// hasLiteral reports whether s[i:] starts with lit.
+func hasLiteral[T Text](s T, i int, lit string) bool {
+	return len(s)-i >= len(lit) && string(s[i:i+len(lit)]) == lit
+}
+
+// hexDigit marks the bytes of a \u escape's four digits.
+var hexDigit = func() (t [256]bool) {
+	for _, c := range "0123456789abcdefABCDEF" {
+		t[c] = true
+	}
+	return t
+}()
+
+// isSpace reports whether c is JSON whitespace.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// stopBytes is specialBytes that also flags the bytes from 0x80, where
+// Members checks UTF-8; the lowest flag is exact for the same reason.
+func stopBytes(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote := x ^ ('"' * ones)
+	slash := x ^ ('\\' * ones)
+	return ((quote - ones) | (slash - ones) | (x - 0x20*ones) | x) & highs
+}
+
+// plainASCII is plainByte without the bytes from 0x80, for stopBytes.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
