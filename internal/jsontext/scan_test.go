@@ -22,6 +22,8 @@ var validityCases = []string{
 	"{\"a\":\"tab\there\"}", `{"a":"x"}}`, `{"a":{"b":1}`, `{"a":"\"\\\/\b\f\n\r\t\u1234"}`, `{"a":true,"b":false,"c":null}`,
 	` [ 1 , "x" ] `, `"\ud83d\ude00"`, `"\u123"`, `-`, `-0`, `1e`, `1e+`, `2E-3`, `nulll`, ``, ` `, `"unterminated`,
 	`"ends in escape\"`, `"long string without anything special in it at all"`, `"eight!!!"`,
+	`1764504000000`, `[1764504000000,2]`, `{"t":12345678}`, `123456789012345678901234`, `12345678.5e-3`, `123456789a`,
+	`012345678`, `-1234567890123`, `1234567890.`, `[12345678 ]`,
 }
 
 func TestValidAgreesWithEncodingJSON(t *testing.T) {

@@ -185,10 +185,20 @@ number: // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 	case i < len(s) && s[i] == '0':
 		i++
 	case i < len(s) && '1' <= s[i] && s[i] <= '9':
-		i = digitsEnd(s, i+1)
+		i++
+		// Eight digits at a time: a millisecond timestamp has thirteen.
+		for i+8 <= len(s) {
+			if other := nonDigits(load64(s, i)); other != 0 {
+				i += bits.TrailingZeros64(other) / 8
+				goto fraction
+			}
+			i += 8
+		}
+		i = digitsEnd(s, i)
 	default:
 		return 0, false
 	}
+fraction:
 	if i < len(s) && s[i] == '.' {
 		digits := i + 1
 		if i = digitsEnd(s, digits); i == digits {
@@ -319,10 +329,11 @@ func (w *walker) closer() byte {
 // push opens a container.
 func (w *walker) push(object bool) {
 	w.inObject = object
+	d := uint(w.depth)
 	if object {
-		w.objects[w.depth/64] |= 1 << (w.depth % 64)
+		w.objects[d/64%uint(len(w.objects))] |= 1 << (d % 64)
 	} else {
-		w.objects[w.depth/64] &^= 1 << (w.depth % 64)
+		w.objects[d/64%uint(len(w.objects))] &^= 1 << (d % 64)
 	}
 	w.depth++
 }
@@ -330,8 +341,8 @@ func (w *walker) push(object bool) {
 // pop closes the innermost container.
 func (w *walker) pop() {
 	w.depth--
-	d := w.depth - 1
-	w.inObject = d >= 0 && w.objects[d/64]&(1<<(d%64)) != 0
+	d := uint(w.depth - 1) // the one around it, if any
+	w.inObject = w.depth > 0 && w.objects[d/64%uint(len(w.objects))]&(1<<(d%64)) != 0
 }
 
 // digitsEnd returns the index of the first byte from i on that is not a digit.
@@ -365,6 +376,13 @@ func stopBytes(x uint64) uint64 {
 	quote := x ^ ('"' * ones)
 	slash := x ^ ('\\' * ones)
 	return ((quote - ones) | (slash - ones) | (x - 0x20*ones) | x) & highs
+}
+
+// nonDigits flags the bytes of x that are not '0'-'9' with their high bit;
+// the lowest flag is exact, as in specialBytes.
+func nonDigits(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return ((x - '0'*ones) | (x + (0x80-'9'-1)*ones) | x) & highs
 }
 
 // plainASCII is plainByte without the bytes from 0x80, for stopBytes.
