@@ -10,10 +10,12 @@
 //	         telemetry network call
 //
 // under Node and under Bun. It reports the app's CPU seconds per 1,000
-// requests and its RSS after warm-up and at the end, the spans lost in the
-// app (its span queue or exporter full: the sidecar keeps everything it
-// reads), and the sidecar's CPU and peak RSS, as Markdown; -series writes
-// RSS over time as CSV.
+// requests and its RSS after warm-up and at the end, its RSS and retained
+// heap after a full garbage collection at both ends (which, unlike RSS as
+// the load leaves it, do not hang on the collector's timing), the spans
+// lost in the app (its span queue or exporter full: the sidecar keeps
+// everything it reads), and the sidecar's CPU and peak RSS, as Markdown;
+// -series writes RSS over time as CSV.
 //
 // A few percent between two modes is less than the machine's drift over
 // minutes, so the default is many short rounds: each round measures every
@@ -26,7 +28,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -67,9 +71,17 @@ type result struct {
 	appCPU              float64 // CPU seconds during the measured load
 	rss0, rss1, appPeak int64   // kB: after warm-up, at the end, VmHWM
 	rssMean             int64   // kB: the mean of the samples taken every 250 ms during the measured load
+	gc0, gc1            memory  // after a full collection, after warm-up and at the end
 	sidecarCPU          float64 // CPU seconds during the measured load
 	sidecarPeak         int64   // kB
 	events, spans       int64   // what reached the fake Axiom
+}
+
+// memory is what the app reports after a full garbage collection (see
+// APPCOST_MEMORY_FILE in examples/node-app/server.js).
+type memory struct {
+	RSS  int64 `json:"rss"`  // bytes
+	Heap int64 `json:"heap"` // bytes its objects still hold: JavaScript heap and external memory
 }
 
 func main() {
@@ -103,14 +115,7 @@ func run(o options, runtimes, modes []string) error {
 	defer stopRedis()
 	bins := map[string]string{}
 	for _, rt := range runtimes {
-		bin := rt
-		if rt == "bun" {
-			bin = filepath.Join(o.appDir, "node_modules/.bin/bun")
-		}
-		if bin, err = exec.LookPath(bin); err != nil {
-			return err
-		}
-		if bins[rt], err = filepath.Abs(bin); err != nil { // the app runs in its own directory
+		if bins[rt], err = runtimeBinary(o.appDir, rt); err != nil {
 			return err
 		}
 	}
@@ -134,6 +139,20 @@ func run(o options, runtimes, modes []string) error {
 	}
 	report(os.Stdout, o, results)
 	return nil
+}
+
+// runtimeBinary is the absolute path of runtime rt's binary: node on PATH,
+// bun the app's devDependency.
+func runtimeBinary(appDir, rt string) (string, error) {
+	bin := rt
+	if rt == "bun" {
+		bin = filepath.Join(appDir, "node_modules/.bin/bun")
+	}
+	bin, err := exec.LookPath(bin)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(bin) // the app runs in its own directory
 }
 
 // rotate is modes starting at the round's one: each mode runs first, last
@@ -160,9 +179,9 @@ func measure(o options, rt, bin, mode, redis, series string) (result, error) {
 
 	appAddr, otlpHTTP := freeAddr(), freeAddr()
 	_, appPort, _ := net.SplitHostPort(appAddr)
-	app := exec.Command(bin, "server.js")
-	app.Dir = o.appDir
-	app.Env = append(os.Environ(), "PORT="+appPort, "REDIS_URL=redis://"+redis, "TELEMETRY="+mode,
+	memFile := filepath.Join(dir, "memory.jsonl")
+	app := appCommand(o.appDir, rt, bin, memFile)
+	app.Env = append(app.Env, "PORT="+appPort, "REDIS_URL=redis://"+redis, "TELEMETRY="+mode,
 		"SERVICE_NAME=appcost", "AXIOM_URL="+fake.URL(), "AXIOM_TOKEN="+token,
 		"AXIOM_DATASET=logs", "AXIOM_TRACES_DATASET=traces", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+otlpHTTP)
 	app.Stderr = os.Stderr
@@ -222,6 +241,15 @@ func measure(o options, rt, bin, mode, redis, series string) (result, error) {
 	if err := load(client, appAddr, 0, o.warmup, o.conc, o.rate); err != nil {
 		return res, err
 	}
+	// RSS after warm-up as the app left it, then a full collection, before
+	// the CPU is read: the collection's CPU is not the load's.
+	w, err := procstat.Read(app.Process.Pid)
+	if err != nil {
+		return res, err
+	}
+	if res.gc0, err = probeMemory(app.Process, memFile, 1, appDone); err != nil {
+		return res, err
+	}
 	a0, err := procstat.Read(app.Process.Pid)
 	if err != nil {
 		return res, err
@@ -240,12 +268,15 @@ func measure(o options, rt, bin, mode, redis, series string) (result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.appCPU, res.rss0, res.rss1, res.appPeak = a1.CPUSeconds-a0.CPUSeconds, a0.RSSKB, a1.RSSKB, a1.PeakRSSKB
+	res.appCPU, res.rss0, res.rss1, res.appPeak = a1.CPUSeconds-a0.CPUSeconds, w.RSSKB, a1.RSSKB, a1.PeakRSSKB
 	if sc != nil {
 		s1, _ := procstat.Read(sc.Process.Pid)
 		res.sidecarCPU, res.sidecarPeak = s1.CPUSeconds-s0.CPUSeconds, s1.PeakRSSKB
 	}
 	if res.rssMean, err = stopSeries(); err != nil {
+		return res, err
+	}
+	if res.gc1, err = probeMemory(app.Process, memFile, 2, appDone); err != nil {
 		return res, err
 	}
 
@@ -265,6 +296,43 @@ func measure(o options, rt, bin, mode, redis, series string) (result, error) {
 	st := fake.Stats()
 	res.events, res.spans = st.Datasets["logs"].Events, st.Datasets["traces"].Spans
 	return res, nil
+}
+
+// probeMemory has the app run a full garbage collection (SIGUSR2) and
+// returns what it then reports, its nth report in file.
+func probeMemory(app *os.Process, file string, nth int, exited <-chan error) (memory, error) {
+	var m memory
+	if err := app.Signal(syscall.SIGUSR2); err != nil {
+		return m, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(file)
+		if lines := bytes.SplitAfter(b, []byte("\n")); len(lines) > nth { // the last one is empty or partial
+			return m, json.Unmarshal(lines[nth-1], &m)
+		}
+		select {
+		case err := <-exited:
+			return m, fmt.Errorf("app exited during its memory probe: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return m, fmt.Errorf("no memory report %d in %s after 30s", nth, file)
+		}
+	}
+}
+
+// appCommand runs the example app in appDir with runtime rt (its binary:
+// bin), reporting its memory to memFile when probed (probeMemory).
+func appCommand(appDir, rt, bin, memFile string) *exec.Cmd {
+	args := []string{"server.js"}
+	if rt == "node" {
+		args = []string{"--expose-gc", "server.js"} // for the full collections of probeMemory
+	}
+	app := exec.Command(bin, args...)
+	app.Dir = appDir
+	app.Env = append(os.Environ(), "APPCOST_MEMORY_FILE="+memFile)
+	return app
 }
 
 // load sends GET /orders/<id> for requests [from, from+n): ids that are
@@ -401,8 +469,76 @@ func report(w io.Writer, o options, results []result) {
 			key.runtime, key.mode, float64(o.requests*len(cpus))/sum.seconds, f3(med), f3(lo), f3(hi), 100*(hi-lo)/med,
 			strings.Join(perRound, " / "), strings.Join(growths, " / "), mb(int64(mean)), mb(int64(peak)), mb(sum.appPeak), sum.spans, sc, scPeak, sum.events)
 	}
+	memoryAfterGC(w, results)
 	pairedRatios(w, results)
+	pairedMemory(w, results)
 }
+
+// memoryAfterGC writes, per runtime and mode, the app's RSS and retained
+// heap after the full collections at either end of the measured load.
+func memoryAfterGC(w io.Writer, results []result) {
+	fmt.Fprintln(w, "\nApp memory after a full garbage collection, which the app runs on a signal after warm-up and at the end of the load (retained heap: the bytes its objects still hold, JavaScript heap and external memory; growth: end minus start, per round). Unlike RSS as the load leaves it, these do not hang on where the collector's sawtooth stands:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| runtime | mode | RSS after full GC at the end (MB), median | its growth (MB), per round | retained heap at the end (MB), median | its growth (MB), per round |")
+	fmt.Fprintln(w, "|---|---|---:|---|---:|---|")
+	for _, key := range keys(results) {
+		var rss, heap []float64
+		var rssGrowth, heapGrowth []string
+		for _, r := range rounds(results, key) {
+			rss = append(rss, mib(r.gc1.RSS))
+			heap = append(heap, mib(r.gc1.Heap))
+			rssGrowth = append(rssGrowth, strconv.FormatFloat(mib(r.gc1.RSS-r.gc0.RSS), 'f', 0, 64))
+			heapGrowth = append(heapGrowth, strconv.FormatFloat(mib(r.gc1.Heap-r.gc0.Heap), 'f', 1, 64))
+		}
+		rssMed, _, _ := spread(rss)
+		heapMed, _, _ := spread(heap)
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %.1f | %s |\n", key.runtime, key.mode, rssMed, strings.Join(rssGrowth, " / "), heapMed, strings.Join(heapGrowth, " / "))
+	}
+}
+
+// pairedMemory writes, per runtime, stdout's app memory minus each other
+// mode's in the same round: the mean RSS during the load, and the RSS and
+// retained heap after the full collection at its end.
+func pairedMemory(w io.Writer, results []result) {
+	var rows []string
+	for _, key := range keys(results) {
+		if key.mode == "stdout" {
+			continue
+		}
+		stdout := rounds(results, runKey{key.runtime, "stdout"})
+		other := rounds(results, key)
+		n := min(len(stdout), len(other))
+		if n == 0 {
+			continue
+		}
+		var mean, rss, heap []float64
+		for i := range n {
+			mean = append(mean, float64(stdout[i].rssMean-other[i].rssMean)/1024)
+			rss = append(rss, mib(stdout[i].gc1.RSS-other[i].gc1.RSS))
+			heap = append(heap, mib(stdout[i].gc1.Heap-other[i].gc1.Heap))
+		}
+		rows = append(rows, fmt.Sprintf("| %s | stdout − %s | %s | %s | %s |", key.runtime, key.mode, medianRange(mean), medianRange(rss), medianRange(heap)))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nApp memory, stdout minus each other mode in the same round (MB, below 0: stdout smaller), median (min to max) over the rounds:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| runtime | difference | mean RSS during the load | RSS after full GC at the end | retained heap at the end |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, r := range rows {
+		fmt.Fprintln(w, r)
+	}
+}
+
+// medianRange is "median (min to max)" of xs, to one decimal.
+func medianRange(xs []float64) string {
+	med, lo, hi := spread(xs)
+	return fmt.Sprintf("%.1f (%.1f to %.1f)", med, lo, hi)
+}
+
+// mib is n bytes in MiB.
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
 // pairedRatios writes, per runtime, stdout's app CPU over each other mode's
 // in the same round: the machine drifts less between two runs of one round

@@ -48,6 +48,28 @@ const server = http.createServer(async (req, res) => {
   logger.info({ req: { method: req.method, url: req.url }, res: { statusCode: status }, responseTime }, 'request completed');
 });
 
+// Bench only (bench/appcost): with APPCOST_MEMORY_FILE set, SIGUSR2 runs a
+// full garbage collection and appends to that file, as a JSON line, the
+// process's RSS and the bytes its objects still hold (the JavaScript heap
+// and the memory outside it, such as Buffers' contents): the app's memory
+// apart from where the collector's sawtooth happens to stand. Under Node it
+// needs `node --expose-gc`. Installed before the server listens, so that it
+// is in place once the app answers.
+if (process.env.APPCOST_MEMORY_FILE) {
+  const fs = require('node:fs');
+  const bun = typeof Bun !== 'undefined';
+  const gc = bun ? () => Bun.gc(true) : global.gc;
+  if (typeof gc !== 'function') throw new Error('APPCOST_MEMORY_FILE: run node with --expose-gc');
+  process.on('SIGUSR2', () => {
+    gc();
+    gc(); // what finalizers of the first collection let go
+    const m = process.memoryUsage();
+    // Bun's heapUsed (JSC's heap size) counts the external memory already.
+    const heap = bun ? m.heapUsed : m.heapUsed + m.external;
+    fs.appendFileSync(process.env.APPCOST_MEMORY_FILE, JSON.stringify({ rss: m.rss, heap }) + '\n');
+  });
+}
+
 server.listen(Number(process.env.PORT || 3000), process.env.HOST || '127.0.0.1', () => {
   logger.info({ port: server.address().port }, 'listening');
 });
@@ -66,3 +88,4 @@ async function stop() {
 }
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);
+
