@@ -47,7 +47,7 @@ func FuzzStdinLines(f *testing.F) {
 		}
 		var src = strings.NewReader(input)
 		s := New(src, Settings{MaxLineBytes: maxLine}, sink)
-		s.readBuffer = 16 + int(limit)%64 // lines longer than the buffer take the ErrBufferFull path
+		s.readBuffer = 16 + int(limit)%64 // lines longer than a read arrive in pieces
 		if oneByteReads {
 			s.src = iotest.OneByteReader(src)
 		}

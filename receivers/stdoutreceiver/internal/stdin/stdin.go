@@ -5,7 +5,7 @@
 package stdin
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -69,7 +69,7 @@ type Settings struct {
 // pipe fills up and the app's writes block: backpressure, not loss.
 type Transport struct {
 	src        io.Reader
-	readBuffer int // bufio size; tests make it small to split lines across reads
+	readBuffer int // the size of a read; tests make it small to split lines across reads
 	// deadlines is src when its reads can wait with a deadline (set by
 	// Start; see windowed), else nil.
 	deadlines deadlineReader
@@ -93,10 +93,16 @@ type Transport struct {
 	mu      sync.Mutex
 	stopped bool
 
-	arena  []byte // the bytes of the batch's lines
-	skim   stream.Skimmer
-	ranges []lineRange
-	lines  []stream.Line
+	// arena holds the batch's lines (each with its newline, unless cut at
+	// the limit) and the line being read; input is read into its free
+	// capacity, where unread is what next has not returned yet, and
+	// readErr the error of the read that returned it.
+	arena   []byte
+	unread  []byte
+	readErr error
+	skim    stream.Skimmer
+	ranges  []lineRange
+	lines   []stream.Line
 }
 
 // lineRange is where one line of the batch lies in the arena.
@@ -161,12 +167,11 @@ func (s *Transport) Shutdown() {
 // run reads until end of input (nil error) or a failure, and returns the
 // number of lines delivered.
 func (s *Transport) run() (int64, error) {
-	br := bufio.NewReaderSize(s.src, s.readBuffer)
 	var delivered int64
 	lineStart, inLine, truncated := 0, false, false
 	var batchStart time.Time // when the batch's first line was read
 	for {
-		if s.deadlines != nil && br.Buffered() == 0 {
+		if s.deadlines != nil && len(s.unread) == 0 && s.readErr == nil {
 			// The next read waits for the source: for no longer than the
 			// held batch's join window, or not at all once stopping.
 			var until time.Time
@@ -179,40 +184,49 @@ func (s *Transport) run() (int64, error) {
 				return delivered, err
 			}
 		}
-		frag, err := br.ReadSlice('\n')
-		timedOut := errors.Is(err, os.ErrDeadlineExceeded)
+		frag, err := s.next()
+		timedOut := err != nil && errors.Is(err, os.ErrDeadlineExceeded)
 		if timedOut {
 			err = nil // frag, if any, is the start of a line
 		}
 		complete := len(frag) > 0 && frag[len(frag)-1] == '\n'
+		body := frag
 		if complete {
-			frag = frag[:len(frag)-1]
+			body = frag[:len(frag)-1]
 		}
-		if len(frag) > 0 || complete {
+		if len(frag) > 0 {
 			if !inLine {
 				lineStart, inLine, truncated = len(s.arena), true, false
 			}
 			// Past the limit the line goes through the skimmer, which
 			// keeps its structure in bounded memory.
-			if room := s.maxLine - (len(s.arena) - lineStart); !truncated && len(frag) > room {
-				s.arena = append(s.arena, frag[:room]...)
+			if room := s.maxLine - (len(s.arena) - lineStart); !truncated && len(body) > room {
+				s.arena = extend(s.arena, body[:room])
 				s.arena = s.arena[:lineStart+s.skim.Start(s.arena[lineStart:])]
-				frag, truncated = frag[room:], true
+				body, truncated = body[room:], true
 			}
 			if truncated {
-				s.arena = s.skim.Overflow(s.arena, frag)
+				// In place: the skimmer keeps some of the bytes it reads,
+				// in order, so it never writes past the one it reads.
+				s.arena = s.skim.Overflow(s.arena, body)
 			} else {
-				s.arena = append(s.arena, frag...)
+				// With its newline, so that the next line read in place
+				// follows it: the line's range leaves the newline out.
+				s.arena = extend(s.arena, frag)
 			}
 		}
 		// At end of input a last line without a newline still counts.
-		final := err != nil && !errors.Is(err, bufio.ErrBufferFull)
+		final := err != nil
 		if complete || (final && inLine) {
 			if len(s.ranges) == 0 {
 				batchStart = time.Now()
 				s.holding.Store(true)
 			}
-			s.ranges = append(s.ranges, lineRange{start: lineStart, end: len(s.arena), truncated: truncated})
+			end := len(s.arena)
+			if complete && !truncated {
+				end--
+			}
+			s.ranges = append(s.ranges, lineRange{start: lineStart, end: end, truncated: truncated})
 			inLine = false
 		}
 		if timedOut && (!inLine || s.stopping.Load()) {
@@ -244,14 +258,63 @@ func (s *Transport) run() (int64, error) {
 			continue
 		}
 		full := len(s.ranges) >= batchLines || len(s.arena) >= batchBytes
-		if full || (br.Buffered() == 0 && s.deadlines == nil) {
+		if full || (len(s.unread) == 0 && s.deadlines == nil) {
 			n, ferr := s.flush()
 			delivered += n
 			if ferr != nil {
 				return delivered, ferr
 			}
+			if len(s.arena) == 0 {
+				// The input read past the batch moves to the front: the
+				// next batch is then read in place from its start.
+				s.unread = s.arena[:copy(s.arena[:len(s.unread)], s.unread)]
+			}
 		}
 	}
+}
+
+// next returns the next piece of input: a line with its newline, the rest
+// of the last read (the start of a line whose end is still to be read), or,
+// once the input read is used up, nothing and the read's error. Input is
+// read into the arena's free capacity, right after the arena, so that the
+// lines of a batch are read in place rather than copied there (extend).
+func (s *Transport) next() ([]byte, error) {
+	for empty := 0; len(s.unread) == 0; empty++ {
+		if err := s.readErr; err != nil {
+			s.readErr = nil
+			return nil, err
+		}
+		if empty == maxEmptyReads {
+			return nil, io.ErrNoProgress
+		}
+		if cap(s.arena)-len(s.arena) < s.readBuffer {
+			grown := make([]byte, len(s.arena), len(s.arena)+len(s.arena)/2+s.readBuffer)
+			copy(grown, s.arena)
+			s.arena = grown
+		}
+		free := s.arena[len(s.arena) : len(s.arena)+s.readBuffer]
+		n, err := s.src.Read(free)
+		s.unread, s.readErr = free[:n], err
+	}
+	piece := s.unread
+	if i := bytes.IndexByte(piece, '\n'); i >= 0 {
+		piece = piece[:i+1]
+	}
+	s.unread = s.unread[len(piece):]
+	return piece, nil
+}
+
+// maxEmptyReads is how many reads in a row may return nothing before the
+// source counts as broken (as bufio.Reader does).
+const maxEmptyReads = 100
+
+// extend appends b to arena; b may lie in arena's free capacity right
+// after it, where next reads input, and is then not copied.
+func extend(arena, b []byte) []byte {
+	if len(b) > 0 && len(arena) < cap(arena) && &arena[:len(arena)+1][len(arena)] == &b[0] {
+		return arena[:len(arena)+len(b)]
+	}
+	return append(arena, b...)
 }
 
 // deadlineReader is a source whose reads can wait with a deadline.

@@ -87,6 +87,41 @@ func TestStdinBatchesAndOrder(t *testing.T) {
 	}
 }
 
+// The lines of a batch are read in place: each line's bytes follow the
+// previous line's newline in the arena, not a copy of them, also in the
+// batch after one that filled up in the middle of a read.
+func TestStdinReadsLinesInPlace(t *testing.T) {
+	var sb strings.Builder
+	const n = batchLines + 100
+	for i := range n {
+		fmt.Fprintf(&sb, "line %d\n", i)
+	}
+	var got, batches int
+	sink := func(_ context.Context, b stream.Batch) error {
+		batches++
+		for i, l := range b.Lines {
+			if want := fmt.Sprintf("line %d", got); string(l.Data) != want {
+				t.Fatalf("line %d is %q, want %q", got, l.Data, want)
+			}
+			if i > 0 {
+				prev := b.Lines[i-1].Data
+				if &prev[:len(prev)+2][len(prev)+1] != &l.Data[0] {
+					t.Fatalf("line %d does not follow line %d's newline in the arena", got, got-1)
+				}
+			}
+			got++
+		}
+		return nil
+	}
+	s := New(strings.NewReader(sb.String()), Settings{MaxLineBytes: 1024}, sink)
+	if _, err := s.run(); err != nil {
+		t.Fatal(err)
+	}
+	if got != n || batches != 2 {
+		t.Fatalf("%d lines in %d batches, want %d in 2 (one full)", got, batches, n)
+	}
+}
+
 // A slow writer's lines are delivered as they come, without waiting for a
 // batch to fill or more input: the reader flushes when nothing more is
 // buffered (a source it cannot poll) or none came within the join window
