@@ -228,6 +228,9 @@ func (s *Transport) run() (int64, error) {
 			}
 			s.ranges = append(s.ranges, lineRange{start: lineStart, end: end, truncated: truncated})
 			inLine = false
+			if complete {
+				s.takeLines()
+			}
 		}
 		if timedOut && (!inLine || s.stopping.Load()) {
 			// The join window passed without more input, or Shutdown
@@ -270,6 +273,22 @@ func (s *Transport) run() (int64, error) {
 				s.unread = s.arena[:copy(s.arena[:len(s.unread)], s.unread)]
 			}
 		}
+	}
+}
+
+// takeLines takes the lines that lie whole in the input read, up to a full
+// batch, in one loop: what run does for each, with nothing else to check
+// (they are complete, within the limit and read in place).
+func (s *Transport) takeLines() {
+	for len(s.ranges) < batchLines && len(s.arena) < batchBytes {
+		i := bytes.IndexByte(s.unread, '\n')
+		if i < 0 || i > s.maxLine {
+			return
+		}
+		start := len(s.arena)
+		s.arena = extend(s.arena, s.unread[:i+1])
+		s.unread = s.unread[i+1:]
+		s.ranges = append(s.ranges, lineRange{start: start, end: start + i})
 	}
 }
 
