@@ -19,14 +19,16 @@ import (
 // appends to a caller-owned []byte and never builds maps: the log path must
 // stay cheap (see README.md for the mapping).
 
-// appendEvent appends lr as one NDJSON line. resource is the record's
-// resource attributes already encoded as a JSON object, or empty when there
-// are none. now is the time used when the record carries no timestamp.
-func appendEvent(b []byte, lr plog.LogRecord, raw bool, resource []byte, now time.Time) []byte {
+// appendEvent appends lr as one NDJSON line. raw says its scope holds raw
+// events, oneLine that their bodies hold no newline (see rawevent). resource
+// is the record's resource attributes already encoded as a JSON object, or
+// empty when there are none. now is the time used when the record carries no
+// timestamp.
+func appendEvent(b []byte, lr plog.LogRecord, raw, oneLine bool, resource []byte, now time.Time) []byte {
 	body := lr.Body()
 	if raw && body.Type() == pcommon.ValueTypeStr {
 		if obj, ok := rawObject(body.Str()); ok {
-			return appendRawEvent(b, obj, lr.Attributes(), resource)
+			return appendRawEvent(b, obj, oneLine, lr.Attributes(), resource)
 		}
 		// A raw record that breaks the contract still reaches Axiom, as a message.
 	}
@@ -34,10 +36,15 @@ func appendEvent(b []byte, lr plog.LogRecord, raw bool, resource []byte, now tim
 }
 
 // appendRawEvent writes obj (a JSON object text) as-is, splicing the
-// attributes and resource objects in front of its first field.
-func appendRawEvent(b []byte, obj string, attrs pcommon.Map, resource []byte) []byte {
+// attributes and resource objects in front of its first field. Unless
+// oneLine vouches there is none, each raw newline in obj becomes a space.
+func appendRawEvent(b []byte, obj string, oneLine bool, attrs pcommon.Map, resource []byte) []byte {
 	if attrs.Len() == 0 && len(resource) == 0 {
-		b = appendOneLine(b, obj)
+		if oneLine {
+			b = append(b, obj...)
+		} else {
+			b = appendOneLine(b, obj)
+		}
 		return append(b, '\n')
 	}
 	b = append(b, '{')
@@ -58,7 +65,11 @@ func appendRawEvent(b []byte, obj string, attrs pcommon.Map, resource []byte) []
 	} else {
 		rest = "}"
 	}
-	b = appendOneLine(b, rest)
+	if oneLine {
+		b = append(b, rest...)
+	} else {
+		b = appendOneLine(b, rest)
+	}
 	return append(b, '\n')
 }
 

@@ -190,7 +190,7 @@ func encodeAll(t *testing.T, ld plog.Logs) string {
 		for j := 0; j < rl.ScopeLogs().Len(); j++ {
 			sl := rl.ScopeLogs().At(j)
 			for k := 0; k < sl.LogRecords().Len(); k++ {
-				b = appendEvent(b, sl.LogRecords().At(k), rawevent.IsRawScope(sl), res, time.Now())
+				b = appendEvent(b, sl.LogRecords().At(k), rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl), res, time.Now())
 			}
 		}
 	}
@@ -246,6 +246,25 @@ func TestRawEventNewlinesStayOneLine(t *testing.T) {
 	sl.LogRecords().AppendEmpty().Body().SetStr("{\n  \"a\": 1\n}\n")
 	if got := encodeAll(t, ld); got != "{   \"a\": 1 }\n" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// A one-line scope's bodies are written as they are, spliced or not: the
+// receiver vouched they hold no newline, so none is looked for.
+func TestOneLineRawEventsAreWrittenAsTheyAre(t *testing.T) {
+	ld := plog.NewLogs()
+	bare := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty()
+	rawevent.MarkOneLineScope(bare)
+	bare.LogRecords().AppendEmpty().Body().SetStr(`{"a":1}`)
+	bare.LogRecords().AppendEmpty().Body().SetStr("{\"b\":\n2}") // breaks the promise: kept, to show it is not looked for
+	withRes := ld.ResourceLogs().AppendEmpty()
+	withRes.Resource().Attributes().PutStr("service.name", "api")
+	spliced := withRes.ScopeLogs().AppendEmpty()
+	rawevent.MarkOneLineScope(spliced)
+	spliced.LogRecords().AppendEmpty().Body().SetStr(`{"c":3}`)
+	want := `{"a":1}` + "\n" + "{\"b\":\n2}\n" + `{"resource":{"service.name":"api"},"c":3}` + "\n"
+	if got := encodeAll(t, ld); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
 

@@ -141,7 +141,7 @@ func encodeRawBatch(enc *encoder, ld plog.Logs) {
 	raw := rawevent.IsRawScope(sl)
 	lrs := sl.LogRecords()
 	for k := 0; k < lrs.Len(); k++ {
-		enc.events = appendEvent(enc.events, lrs.At(k), raw, enc.resource, time.Time{})
+		enc.events = appendEvent(enc.events, lrs.At(k), raw, false, enc.resource, time.Time{})
 	}
 }
 
@@ -215,7 +215,7 @@ func BenchmarkEncodeMappedEvents(b *testing.B) {
 		buf = buf[:0]
 		res := appendMap(nil, rl.Resource().Attributes())
 		for k := 0; k < lrs.Len(); k++ {
-			buf = appendEvent(buf, lrs.At(k), false, res, msTime)
+			buf = appendEvent(buf, lrs.At(k), false, false, res, msTime)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/event")

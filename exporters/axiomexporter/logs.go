@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -102,9 +103,9 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 	}
 	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
 	var cutOff error
-	eachRecord(ld, logPosition{}, &enc.resource, func(at logPosition, _ plog.ResourceLogs, _ plog.ScopeLogs, lr plog.LogRecord, raw bool, resource []byte) bool {
+	eachRecord(ld, logPosition{}, &enc.resource, func(at logPosition, _ plog.ResourceLogs, _ plog.ScopeLogs, lr plog.LogRecord, raw, oneLine bool, resource []byte) bool {
 		mark := len(enc.events)
-		enc.events = appendEvent(enc.events, lr, raw, resource, now)
+		enc.events = appendEvent(enc.events, lr, raw, oneLine, resource, now)
 		if n > 0 && len(enc.events) > maxBytes {
 			// This event does not fit: send the ones before it and
 			// begin the next request with it.
@@ -139,11 +140,12 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 
 // eachRecord calls fn with every record of ld from the position from on, in
 // order, with what its event is made of besides the record: whether its
-// scope holds raw events, and its resource's attributes encoded
+// scope holds raw events, and one-line ones (rawevent), and its resource's
+// attributes encoded
 // (appendResource, into *resource, once per resource); it stops when fn
 // returns false. resource is the caller's buffer: a walk nested in another
 // (a request re-encoded in the middle of a push) needs one of its own.
-func eachRecord(ld plog.Logs, from logPosition, resource *[]byte, fn func(at logPosition, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, raw bool, resource []byte) bool) {
+func eachRecord(ld plog.Logs, from logPosition, resource *[]byte, fn func(at logPosition, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, raw, oneLine bool, resource []byte) bool) {
 	rls := ld.ResourceLogs()
 	for i := from.resource; i < rls.Len(); i++ {
 		rl := rls.At(i)
@@ -155,14 +157,14 @@ func eachRecord(ld plog.Logs, from logPosition, resource *[]byte, fn func(at log
 		}
 		for ; j < sls.Len(); j++ {
 			sl := sls.At(j)
-			raw := rawevent.IsRawScope(sl)
+			raw, oneLine := rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl)
 			lrs := sl.LogRecords()
 			k := 0
 			if i == from.resource && j == from.scope {
 				k = from.record
 			}
 			for ; k < lrs.Len(); k++ {
-				if !fn(logPosition{i, j, k}, rl, sl, lrs.At(k), raw, *resource) {
+				if !fn(logPosition{i, j, k}, rl, sl, lrs.At(k), raw, oneLine, *resource) {
 					return
 				}
 			}
@@ -181,9 +183,10 @@ func appendResource(b []byte, rl plog.ResourceLogs) []byte {
 
 // send delivers the n events in enc.events (NDJSON), the records of ld from
 // start on, as one request. A 400 may come from a raw body that breaks the
-// rawevent contract (not valid JSON): then the request is re-encoded with
-// every raw body checked, broken ones sent as messages, and sent once more,
-// so that one bad line does not cost the other events of its request.
+// rawevent contract (not valid JSON, or a newline in a one-line scope):
+// then the request is re-encoded with every raw body checked, broken ones
+// sent as messages, newlines turned into spaces, and sent once more, so that
+// one bad line does not cost the other events of its request.
 func (e *logsExporter) send(ctx context.Context, enc *encoder, ld plog.Logs, start logPosition, n int, now time.Time) error {
 	if e.file != nil {
 		return e.file.write(enc.events)
@@ -191,9 +194,11 @@ func (e *logsExporter) send(ctx context.Context, enc *encoder, ld plog.Logs, sta
 	enc.compressed = enc.zstd.EncodeAll(enc.events, enc.compressed[:0])
 	err := e.deliver(ctx, n, func(ctx context.Context) error { return e.ingest(ctx, enc.compressed, n) })
 	if status := statusOf(err); status == http.StatusBadRequest {
-		if broken := e.reencodeChecked(enc, ld, start, n, now); broken > 0 {
-			e.set.Logger.Warn("raw log events were not valid JSON; sent them as message events",
-				zap.String("dataset", e.dataset), zap.Int("events", broken))
+		if broken, mended := e.reencodeChecked(enc, ld, start, n, now); broken > 0 || mended > 0 {
+			if broken > 0 {
+				e.set.Logger.Warn("raw log events were not valid JSON; sent them as message events",
+					zap.String("dataset", e.dataset), zap.Int("events", broken))
+			}
 			enc.compressed = enc.zstd.EncodeAll(enc.events, enc.compressed[:0])
 			err = e.deliver(ctx, n, func(ctx context.Context) error { return e.ingest(ctx, enc.compressed, n) })
 		}
@@ -263,14 +268,15 @@ func statusOf(err error) int {
 }
 
 // reencodeChecked encodes the n records of ld from start into enc.events
-// again, validating every raw body; it returns how many were broken.
-func (e *logsExporter) reencodeChecked(enc *encoder, ld plog.Logs, start logPosition, n int, now time.Time) int {
+// again, validating every raw body and looking for newlines in all of them;
+// it returns how many were broken, and how many one-line bodies held a
+// newline (mended: it is now a space).
+func (e *logsExporter) reencodeChecked(enc *encoder, ld plog.Logs, start logPosition, n int, now time.Time) (broken, mended int) {
 	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
-	broken := 0
 	// Not enc.resource: pushLogs' walk, which this one interrupts, still
 	// holds its resource there.
 	var resource []byte
-	eachRecord(ld, start, &resource, func(_ logPosition, _ plog.ResourceLogs, _ plog.ScopeLogs, lr plog.LogRecord, raw bool, resource []byte) bool {
+	eachRecord(ld, start, &resource, func(_ logPosition, _ plog.ResourceLogs, _ plog.ScopeLogs, lr plog.LogRecord, raw, oneLine bool, resource []byte) bool {
 		if n == 0 {
 			return false
 		}
@@ -278,13 +284,16 @@ func (e *logsExporter) reencodeChecked(enc *encoder, ld plog.Logs, start logPosi
 			broken++
 			enc.events = appendMappedEvent(enc.events, lr, resource, now)
 		} else {
-			enc.events = appendEvent(enc.events, lr, raw, resource, now)
+			if oneLine && strings.Contains(lr.Body().Str(), "\n") {
+				mended++
+			}
+			enc.events = appendEvent(enc.events, lr, raw, false, resource, now)
 		}
 		enc.ends = append(enc.ends, len(enc.events))
 		n--
 		return true
 	})
-	return broken
+	return broken, mended
 }
 
 // validRawBody is the full check the hot path skips: one JSON object in

@@ -558,6 +558,37 @@ func TestBrokenRawEventCostsNothingElse(t *testing.T) {
 	}
 }
 
+// A one-line scope whose body holds a newline after all cuts its event in
+// two NDJSON lines, which Axiom may reject (400, scripted here; the fake
+// reads NDJSON as a stream of values); the re-encoding looks for newlines in
+// every body, so the request goes again with every event whole.
+func TestNewlineInOneLineScopeIsMended(t *testing.T) {
+	srv := axiomtest.NewForTest(t)
+	srv.Fail(logsDS, axiomtest.Status(400))
+	h := newHarness()
+	exp := startLogs(t, h, testConfig(srv.URL()))
+	ld := rawLogs(3, false)
+	sl := ld.ResourceLogs().At(0).ScopeLogs().At(0)
+	rawevent.MarkOneLineScope(sl)
+	sl.LogRecords().At(1).Body().SetStr("{\"msg\":\n\"two lines\"}")
+	if err := exp.ConsumeLogs(context.Background(), ld); err != nil {
+		t.Fatal(err)
+	}
+	events := srv.Events(logsDS)
+	if len(events) != 3 {
+		t.Fatalf("got %d events, want 3", len(events))
+	}
+	if events[1]["msg"] != "two lines" {
+		t.Errorf("mended event = %v", events[1])
+	}
+	if reqs := ingestRequests(srv); len(reqs) != 2 {
+		t.Errorf("got %d requests, want 2 (the 400 and the re-encoding)", len(reqs))
+	}
+	if n := h.counter(t, "otelcol_exporter_axiom_dropped_items", "signal", "logs"); n != 0 {
+		t.Errorf("dropped_items = %d, want 0", n)
+	}
+}
+
 // The re-encoding after a broken raw body's 400 must not change the
 // resource of the events that follow it in the push: here the request cut
 // falls where a second resource begins, and its later events must still

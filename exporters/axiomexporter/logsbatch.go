@@ -58,7 +58,7 @@ func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.S
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var resource []byte
-	eachRecord(ld, logPosition{}, &resource, func(_ logPosition, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, raw bool, resource []byte) bool {
+	eachRecord(ld, logPosition{}, &resource, func(_ logPosition, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, raw, _ bool, resource []byte) bool {
 		fn(rl, sl, lr, max(w.size(lr, raw, resource), w.minEvent))
 		return true
 	})
@@ -102,7 +102,7 @@ func (w *logsWeigher) eventSize(lr plog.LogRecord, raw bool, resource []byte) in
 	if body := lr.Body(); raw && body.Type() == pcommon.ValueTypeStr {
 		return w.rawEventSize(len(body.Str()), lr.Attributes(), resource)
 	}
-	w.scratch = appendEvent(w.scratch[:0], lr, raw, resource, weighTime)
+	w.scratch = appendEvent(w.scratch[:0], lr, raw, false, resource, weighTime)
 	return len(w.scratch)
 }
 

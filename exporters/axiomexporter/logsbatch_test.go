@@ -197,7 +197,7 @@ func TestBatchWeightCoversItsRequest(t *testing.T) {
 			for j := 0; j < rl.ScopeLogs().Len(); j++ {
 				sl := rl.ScopeLogs().At(j)
 				for k := 0; k < sl.LogRecords().Len(); k++ {
-					enc.events = appendEvent(enc.events, sl.LogRecords().At(k), rawevent.IsRawScope(sl), resource, time.Now())
+					enc.events = appendEvent(enc.events, sl.LogRecords().At(k), rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl), resource, time.Now())
 				}
 			}
 		}
@@ -224,7 +224,7 @@ func TestRecordWeighsItsEventOrPdatasProtobuf(t *testing.T) {
 		n := 0
 		w.each(ld, func(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, weight int) {
 			resource = appendResource(resource[:0], rl)
-			event := len(appendEvent(nil, lr, rawevent.IsRawScope(sl), resource, weighTime))
+			event := len(appendEvent(nil, lr, rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl), resource, weighTime))
 			if raw := rawevent.IsRawScope(sl); raw && lr.Attributes().Len() == 0 && len(resource) == 0 {
 				event = len(lr.Body().Str()) + 1 // the raw event's bound (TestEventSizeIsTheEventsLength)
 			}
@@ -302,7 +302,7 @@ func TestEventSizeIsTheEventsLength(t *testing.T) {
 					for k, v := range attrs {
 						lr.Attributes().PutStr(k, v)
 					}
-					got, event := w.eventSize(lr, raw, res), len(appendEvent(nil, lr, raw, res, weighTime))
+					got, event := w.eventSize(lr, raw, res), len(appendEvent(nil, lr, raw, false, res, weighTime))
 					lo, hi := event, event
 					switch object := len(body) >= 2 && body[0] == '{' && body[len(body)-1] == '}'; {
 					case raw && object && strings.TrimSpace(body[1:len(body)-1]) == "":
@@ -310,7 +310,7 @@ func TestEventSizeIsTheEventsLength(t *testing.T) {
 					case raw && !object: // weighs as an object of its length
 						const object = `{"a":1}`
 						lr.Body().SetStr(object)
-						lo = len(appendEvent(nil, lr, raw, res, weighTime)) - len(object) + len(body)
+						lo = len(appendEvent(nil, lr, raw, false, res, weighTime)) - len(object) + len(body)
 						hi = lo
 					}
 					if got < lo || got > hi {

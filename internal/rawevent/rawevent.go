@@ -9,6 +9,12 @@
 // (`_time` set, `level` normalised). The exporter writes such a body as-is
 // and adds only the record's attributes and resource. Any other component
 // sees an ordinary log record with a JSON string body.
+//
+// A body may hold raw newlines between the object's tokens, which the
+// exporter turns into spaces (an event is one NDJSON line), unless its scope
+// is named OneLineScopeName: the receiver says so when the transport cut
+// its lines at every newline (stdin, CRI and raw files), and the exporter
+// then does not look for any.
 package rawevent
 
 import "go.opentelemetry.io/collector/pdata/plog"
@@ -16,8 +22,22 @@ import "go.opentelemetry.io/collector/pdata/plog"
 // ScopeName names the instrumentation scope that marks raw-event records.
 const ScopeName = "sidecar/rawevent"
 
+// OneLineScopeName marks raw-event records whose bodies hold no newline.
+const OneLineScopeName = "sidecar/rawevent/oneline"
+
 // IsRawScope reports whether the records of sl carry raw JSON event bodies.
-func IsRawScope(sl plog.ScopeLogs) bool { return sl.Scope().Name() == ScopeName }
+func IsRawScope(sl plog.ScopeLogs) bool {
+	name := sl.Scope().Name()
+	return name == ScopeName || name == OneLineScopeName
+}
+
+// IsOneLineScope reports whether the records of sl carry raw JSON event
+// bodies that hold no newline.
+func IsOneLineScope(sl plog.ScopeLogs) bool { return sl.Scope().Name() == OneLineScopeName }
 
 // MarkRawScope marks sl so that its records are treated as raw events.
 func MarkRawScope(sl plog.ScopeLogs) { sl.Scope().SetName(ScopeName) }
+
+// MarkOneLineScope marks sl so that its records are treated as raw events
+// whose bodies hold no newline.
+func MarkOneLineScope(sl plog.ScopeLogs) { sl.Scope().SetName(OneLineScopeName) }

@@ -171,7 +171,7 @@ func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) 
 		d.line(&b.Lines[i], now, &out, resource)
 	}
 	if len(d.recs) > 0 {
-		d.build(out.Logs, b.Attrs, resource, now)
+		d.build(out.Logs, b, resource, now)
 	}
 	if cap(d.buf) > maxRetainedBuf {
 		d.buf = nil
@@ -522,11 +522,11 @@ func hexID(id, line []byte, o *object, keys ...int) {
 // string stays pinned while the records wait in the exporter's queue, and
 // a string conversion does not zero the memory first, as a fresh buffer
 // (make) would, so the copy costs less than allocating the buffer per batch.
-func (d *Decoder) build(logs plog.Logs, batchAttrs, resource []stream.Attr, now time.Time) {
+func (d *Decoder) build(logs plog.Logs, b stream.Batch, resource []stream.Attr, now time.Time) {
 	rl := logs.ResourceLogs().AppendEmpty()
 	attrs := rl.Resource().Attributes()
-	attrs.EnsureCapacity(len(batchAttrs) + len(resource))
-	for _, a := range batchAttrs {
+	attrs.EnsureCapacity(len(b.Attrs) + len(resource))
+	for _, a := range b.Attrs {
 		attrs.PutStr(a.Key, a.Value)
 	}
 	for _, a := range resource {
@@ -541,7 +541,11 @@ func (d *Decoder) build(logs plog.Logs, batchAttrs, resource []stream.Attr, now 
 	}
 	if nRaw > 0 {
 		sl := rl.ScopeLogs().AppendEmpty()
-		rawevent.MarkRawScope(sl)
+		if b.OneLine { // and nothing the decoder writes holds a newline
+			rawevent.MarkOneLineScope(sl)
+		} else {
+			rawevent.MarkRawScope(sl)
+		}
 		raw = sl.LogRecords()
 		raw.EnsureCapacity(nRaw)
 	}

@@ -660,3 +660,21 @@ func TestBlankAgreesWithTrimSpace(t *testing.T) {
 		}
 	}
 }
+
+// A batch whose transport cut its lines at every newline gives a one-line
+// raw scope (the decoder writes no newline either); any other a plain one.
+func TestOneLineBatchMarksItsRawScope(t *testing.T) {
+	lines := []stream.Line{{Data: []byte(`{"level":30,"time":1764504000000,"msg":"a"}`)}, {Data: []byte(`{"msg":"no time or level"}`)}}
+	for _, oneLine := range []bool{false, true} {
+		out := New(Options{}).Decode(stream.Batch{Lines: lines, OneLine: oneLine}, nil, testNow)
+		sl := out.Logs.ResourceLogs().At(0).ScopeLogs().At(0)
+		if !rawevent.IsRawScope(sl) || rawevent.IsOneLineScope(sl) != oneLine {
+			t.Errorf("batch one-line %v: scope %q", oneLine, sl.Scope().Name())
+		}
+		for i := range sl.LogRecords().Len() {
+			if body := sl.LogRecords().At(i).Body().Str(); strings.Contains(body, "\n") {
+				t.Errorf("body %q holds a newline", body)
+			}
+		}
+	}
+}

@@ -40,7 +40,13 @@ func FuzzStdinLines(f *testing.F) {
 
 		var got []stream.Line
 		sink := func(_ context.Context, b stream.Batch) error {
+			if !b.OneLine {
+				t.Fatal("a stdin batch is not marked one-line")
+			}
 			for _, l := range b.Lines {
+				if bytes.IndexByte(l.Data, '\n') >= 0 {
+					t.Fatalf("line %q of a one-line batch holds a newline", l.Data)
+				}
 				got = append(got, stream.Line{Data: bytes.Clone(l.Data), Truncated: l.Truncated})
 			}
 			return nil

@@ -371,7 +371,7 @@ func (s *Transport) flush() (int64, error) {
 	if s.stopped {
 		return 0, stream.ErrStopped
 	}
-	if err := s.sink(s.ctx, stream.Batch{Lines: s.lines}); err != nil {
+	if err := s.sink(s.ctx, stream.Batch{Lines: s.lines, OneLine: true}); err != nil {
 		return 0, err
 	}
 	n := int64(len(s.ranges))

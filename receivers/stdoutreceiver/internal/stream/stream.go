@@ -60,6 +60,10 @@ type Batch struct {
 	// file, container_name/container_id/fluent.tag for a forward client.
 	Attrs []Attr
 	Lines []Line
+	// OneLine is set by a transport that cut its lines at every newline
+	// (stdin, CRI and raw files): no line holds one, so the exporter need
+	// not look for one in the events made of them (see rawevent).
+	OneLine bool
 	// Done, if set, runs once the batch is in the pipeline, or was dropped
 	// and counted under a when_full drop policy: where a transport
 	// acknowledges its client. It may run after the Sink returned (the

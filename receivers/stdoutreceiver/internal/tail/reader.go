@@ -153,7 +153,7 @@ func (r *reader) readFile(ctx context.Context, f *file, sink stream.Sink, final 
 // after n (only at the end of a round) are dropped and read again next round.
 func (r *reader) flush(ctx context.Context, f *file, sink stream.Sink, n int, end int64) error {
 	if n > 0 {
-		if err := sink(ctx, stream.Batch{Attrs: f.attrs, Lines: r.lines[:n]}); err != nil {
+		if err := sink(ctx, stream.Batch{Attrs: f.attrs, Lines: r.lines[:n], OneLine: f.format != FormatDocker}); err != nil {
 			return err
 		}
 	}

@@ -56,7 +56,13 @@ func FuzzReader(f *testing.F) {
 		fl := &file{fd: fd, format: format}
 		var lines []streamtest.Line
 		sink := func(_ context.Context, b stream.Batch) error {
+			if !b.OneLine {
+				t.Fatal("a raw or CRI file's batch is not marked one-line")
+			}
 			for _, l := range b.Lines {
+				if bytes.IndexByte(l.Data, '\n') >= 0 {
+					t.Fatalf("line %q of a one-line batch holds a newline", l.Data)
+				}
 				lines = append(lines, streamtest.Line{Data: string(l.Data), Truncated: l.Truncated})
 			}
 			return nil
@@ -157,4 +163,34 @@ func fuzzModel(data []byte, limit, bufSize int, cri bool) ([]byte, []streamtest.
 		emit(pending, lost)
 	}
 	return content, want
+}
+
+// A docker json-file line's log may hold newlines (escaped in the file), so
+// its batches are not marked one-line.
+func TestDockerBatchesAreNotOneLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	content := `{"log":"a\nb\n","stream":"stdout","time":"2016-10-20T18:39:20.57606443Z"}` + "\n"
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	var batches []stream.Batch
+	var lines []string
+	sink := func(_ context.Context, b stream.Batch) error {
+		batches = append(batches, b)
+		for _, l := range b.Lines {
+			lines = append(lines, string(l.Data))
+		}
+		return nil
+	}
+	if err := newReader(1024).readFile(context.Background(), &file{fd: fd, format: FormatDocker}, sink, true); err != nil {
+		t.Fatal(err)
+	}
+	if len(batches) != 1 || batches[0].OneLine || len(lines) != 1 || lines[0] != "a\nb" {
+		t.Fatalf("got %d batches (one-line %v), lines %q; want one batch, not one-line, with \"a\\nb\"", len(batches), len(batches) > 0 && batches[0].OneLine, lines)
+	}
 }
