@@ -114,7 +114,7 @@ type conn struct {
 func newConn(s *Server, r io.Reader, w io.Writer) *conn {
 	c := &conn{s: s, w: w, maxLine: s.maxLine, rcvLowat: newRcvLowat(r), lowat: 1}
 	src := &source{r: r, tryRead: newTryRead(r), hold: c.hold, resumed: c.resumed,
-		beforeWait: c.beforeWait, beforeBlock: func() { c.setLowat(1) }}
+		beforeWait: c.beforeWait, beforeBlock: func() { c.setLowat(1) }, waitRead: newWaitRead(r)}
 	c.r = msgp.NewReaderSize(src, readBufferSize)
 	c.r.SetMaxRecursionDepth(maxDepth)
 	return c

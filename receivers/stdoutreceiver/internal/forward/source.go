@@ -23,6 +23,9 @@ type source struct {
 	beforeWait func() error
 	// beforeBlock runs just before a read that waits in the poller.
 	beforeBlock func()
+	// waitRead is that read when it can be made without telling the
+	// scheduler (see newWaitRead); nil: r.Read.
+	waitRead func(p []byte) (int, error)
 }
 
 func (s *source) Read(p []byte) (int, error) {
@@ -42,6 +45,9 @@ func (s *source) Read(p []byte) (int, error) {
 			return n, err
 		}
 		s.beforeBlock()
+	}
+	if s.waitRead != nil {
+		return s.waitRead(p)
 	}
 	return s.r.Read(p)
 }
