@@ -16,9 +16,10 @@ import (
 )
 
 // A rate sweep (-sweep-rates) splits a collector's CPU into what it costs
-// per second whatever comes in and what it costs per line: one collector
-// per scenario stays up while its log input is offered each rate in turn
-// (0: nothing, connections open), and each step reports CPU ms per second
+// per second whatever comes in and what it costs per event: one collector
+// per scenario stays up while its input (log lines, or spans for a span
+// scenario) is offered each rate in turn (0: nothing; Fluent Forward
+// connections open), and each step reports CPU ms per second
 // and the times its threads were put on a CPU (wake-ups) per second, from
 // /proc/<pid>/task/*/schedstat (nanoseconds, not 10 ms ticks). Repeating
 // the rates (-sweep-repeat) gives medians on a noisy machine.
@@ -27,11 +28,11 @@ import (
 type sweepStep struct {
 	Scenario, Collector string
 	Rate                int
-	Lines               int64
+	Lines               int64 // events: log lines, or spans
 	Seconds             float64
 	CPUmsPerSecond      float64
 	WakeupsPerSecond    float64
-	CPUsPerMillion      float64 // CPU s per million lines (0 when idle)
+	CPUsPerMillion      float64 // CPU s per million events (0 when idle)
 	// Short is set when the collector took less than 95% of the rate
 	// (it pushed back, or the load generator was starved of CPU).
 	Short bool `json:",omitempty"`
@@ -49,11 +50,11 @@ func parseRates(s string) ([]int, error) {
 	return rates, nil
 }
 
-// sweep runs the rate sweep for every selected log scenario.
+// sweep runs the rate sweep for every selected sweepable scenario.
 func sweep(o options, rates []int) error {
 	var steps []sweepStep
 	for _, sc := range scenarios(o) {
-		if o.only != nil && !o.only[sc.name] || sc.sidecar.logs == "" || sc.sidecar.spans {
+		if o.only != nil && !o.only[sc.name] || !sweepable(sc) {
 			continue
 		}
 		colls := []string{collSidecar}
@@ -75,6 +76,10 @@ func sweep(o options, rates []int) error {
 	return writeJSON(filepath.Join(o.out, "sweep.json"), steps)
 }
 
+// sweepable reports whether a scenario's input is one kind of event, log
+// lines or spans, so that a rate means one thing (mixed has both).
+func sweepable(sc scenario) bool { return (sc.sidecar.logs != "") != sc.sidecar.spans }
+
 func sweepOne(o options, sc scenario, coll string, rates []int) ([]sweepStep, error) {
 	dir, err := os.MkdirTemp("", "bench-sweep-")
 	if err != nil {
@@ -91,8 +96,10 @@ func sweepOne(o options, sc scenario, coll string, rates []int) ([]sweepStep, er
 	}
 	defer stopProcess(sink)
 	env := &runEnv{dir: dir, sinkURL: sinkURL, logFile: filepath.Join(dir, "app.log")}
-	if env.forwardPort, err = freePort(); err != nil {
-		return nil, err
+	for _, port := range []*int{&env.forwardPort, &env.grpcPort, &env.httpPort} {
+		if *port, err = freePort(); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.WriteFile(env.logFile, nil, 0o644); err != nil {
 		return nil, err
@@ -113,7 +120,7 @@ func sweepOne(o options, sc scenario, coll string, rates []int) ([]sweepStep, er
 	defer logOut.Close()
 	cmd.Stdout, cmd.Stderr = logOut, logOut
 	var stdin io.WriteCloser
-	if in.logs == inputStdin {
+	if in.logs == inputStdin || in.stdinSpans {
 		if stdin, err = cmd.StdinPipe(); err != nil {
 			return nil, err
 		}
@@ -136,6 +143,11 @@ func sweepOne(o options, sc scenario, coll string, rates []int) ([]sweepStep, er
 			return nil, err
 		}
 	}
+	if in.spans && !in.stdinSpans {
+		if err := waitListening(env.httpEndpoint(), 10*time.Second); err != nil {
+			return nil, err
+		}
+	}
 	pid := cmd.Process.Pid
 	var steps []sweepStep
 	for range o.sweepRepeat {
@@ -145,7 +157,7 @@ func sweepOne(o options, sc scenario, coll string, rates []int) ([]sweepStep, er
 				return nil, err
 			}
 			st.Scenario, st.Collector = sc.name, coll
-			fmt.Fprintf(os.Stderr, "   %s / %s at %d/s: %.1f CPU ms/s, %.0f wake-ups/s, %.2f CPU s per million lines%s\n",
+			fmt.Fprintf(os.Stderr, "   %s / %s at %d/s: %.1f CPU ms/s, %.0f wake-ups/s, %.2f CPU s per million events%s\n",
 				sc.name, coll, rate, st.CPUmsPerSecond, st.WakeupsPerSecond, st.CPUsPerMillion, shortNote(st))
 			steps = append(steps, st)
 		}
@@ -153,7 +165,7 @@ func sweepOne(o options, sc scenario, coll string, rates []int) ([]sweepStep, er
 	return steps, nil
 }
 
-// sweepStepAt offers rate lines/s (0: none, the input's connections open)
+// sweepStepAt offers rate events/s (0: none, the input's connections open)
 // for a warm-up second and then o.duration, measured.
 func sweepStepAt(o options, sc scenario, env *runEnv, in inputs, pid, rate int) (sweepStep, error) {
 	st := sweepStep{Rate: rate}
@@ -232,7 +244,7 @@ func printSweep(w io.Writer, steps []sweepStep) {
 		}
 		groups[k] = append(groups[k], st)
 	}
-	fmt.Fprintln(w, "| scenario | collector | lines/s | runs | CPU ms per second (median, range) | wake-ups per second | CPU s per million lines (median, range) |")
+	fmt.Fprintln(w, "| scenario | collector | events/s | runs | CPU ms per second (median, range) | wake-ups per second | CPU s per million events (median, range) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, k := range order {
 		g := groups[k]
@@ -271,5 +283,5 @@ func shortNote(st sweepStep) string {
 	if !st.Short {
 		return ""
 	}
-	return fmt.Sprintf(" (took only %.0f lines/s)", float64(st.Lines)/st.Seconds)
+	return fmt.Sprintf(" (took only %.0f events/s)", float64(st.Lines)/st.Seconds)
 }
