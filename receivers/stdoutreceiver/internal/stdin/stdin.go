@@ -39,6 +39,14 @@ const (
 	// source whose reads cannot wait with a deadline (a terminal, a regular
 	// file, another io.Reader) delivers each read at once.
 	joinWindow = stream.JoinWindow
+	// A batch holding a line this long goes as soon as the lines already
+	// read are in it, without the join window: such a line is a batch's
+	// worth by itself (an OTLP/JSON span request from the JS client's
+	// stdout exporter is ~280 KB for its 512-span exports), so waiting
+	// saves no pipeline call worth having, and the window's timer woke the
+	// process a second time for every such line (bench/COMPARISON.md,
+	// issue 14: a third of spans-stdout's wake-ups).
+	wholeLine = 64 << 10
 )
 
 // Config is the YAML under receivers.stdout.stdin.
@@ -103,6 +111,8 @@ type Transport struct {
 	skim    stream.Skimmer
 	ranges  []lineRange
 	lines   []stream.Line
+	// whole is set when the batch holds a line of wholeLine bytes or more.
+	whole bool
 }
 
 // lineRange is where one line of the batch lies in the arena.
@@ -227,6 +237,7 @@ func (s *Transport) run() (int64, error) {
 				end--
 			}
 			s.ranges = append(s.ranges, lineRange{start: lineStart, end: end, truncated: truncated})
+			s.whole = s.whole || end-lineStart >= wholeLine
 			inLine = false
 			if complete {
 				s.takeLines()
@@ -261,7 +272,7 @@ func (s *Transport) run() (int64, error) {
 			continue
 		}
 		full := len(s.ranges) >= batchLines || len(s.arena) >= batchBytes
-		if full || (len(s.unread) == 0 && s.deadlines == nil) {
+		if full || (len(s.unread) == 0 && (s.deadlines == nil || s.whole)) {
 			n, ferr := s.flush()
 			delivered += n
 			if ferr != nil {
@@ -289,6 +300,7 @@ func (s *Transport) takeLines() {
 		s.arena = extend(s.arena, s.unread[:i+1])
 		s.unread = s.unread[i+1:]
 		s.ranges = append(s.ranges, lineRange{start: start, end: start + i})
+		s.whole = s.whole || i >= wholeLine
 	}
 }
 
@@ -375,6 +387,6 @@ func (s *Transport) flush() (int64, error) {
 		return 0, err
 	}
 	n := int64(len(s.ranges))
-	s.arena, s.ranges = s.arena[:0], s.ranges[:0]
+	s.arena, s.ranges, s.whole = s.arena[:0], s.ranges[:0], false
 	return n, nil
 }

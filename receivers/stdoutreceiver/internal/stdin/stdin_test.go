@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,6 +245,40 @@ func TestStdinJoinsWritesWithinTheWindow(t *testing.T) {
 			}
 			if src.deadlines == 0 {
 				t.Error("no read waited with a deadline")
+			}
+		})
+	}
+}
+
+// A line of wholeLine bytes or more (a span request) is a batch's worth by
+// itself: its batch goes once the lines already read are in it, without
+// waiting out the join window for more, although more input comes.
+func TestStdinDeliversAWholeLineWithoutTheWindow(t *testing.T) {
+	long := `{"resourceSpans":[` + strings.Repeat(" ", wholeLine) + "]}\n"
+	for _, tc := range []struct {
+		name    string
+		writes  []string
+		batches []int // lines per batch
+	}{
+		{"one write", []string{"a\n" + long + "b\n", "c\n"}, []int{3, 1}},
+		{"written after a line", []string{"a\n", long, "b\n", "c\n"}, []int{2, 2}},
+		{"short of a whole line", []string{"a\n", long[:wholeLine-2] + "\n", "b\n"}, []int{3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []int
+			sink := func(_ context.Context, b stream.Batch) error {
+				got = append(got, len(b.Lines))
+				return nil
+			}
+			src := &windowedChunks{chunks: chunks(tc.writes), more: true}
+			s := New(src, Settings{}, sink)
+			s.window = time.Hour // the test does not depend on how fast it runs
+			s.deadlines = windowed(src)
+			if _, err := s.run(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.batches) {
+				t.Errorf("lines per batch %v, want %v", got, tc.batches)
 			}
 		})
 	}
