@@ -13,7 +13,8 @@ set -eu
 cd "$(dirname "$0")/.."
 # Valgrind 3.19 has no RDTSCP, which Go's runtime uses (cputicks) when a lock
 # is contended, more often on a loaded host: the program then dies of
-# SIGILL. Without it the runtime reads the clock with RDTSC.
+# SIGILL. Without it the runtime reads the clock with RDTSC. (golang.org/x/sys/cpu
+# reads GODEBUG too and warns that it does not know "rdtscp": harmless.)
 export GODEBUG=cpu.rdtscp=off
 command -v valgrind >/dev/null || { echo "count-logpath.sh: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 work=$(mktemp -d)
