@@ -59,6 +59,7 @@ type timedWriter struct {
 	sidecar      int           // its pid, when set: waits for a CPU of its threads are not blocks
 	longestBlock time.Duration // waiting for the pipe
 	longestWrite time.Duration // the whole write(2), for the log
+	longestAt    time.Duration // when the write that waited longest began, since the first
 	starvedFor   time.Duration // the sidecar's wait for a CPU in the write that blocked longest
 }
 
@@ -104,7 +105,7 @@ func (a *timedWriter) writeFor(t *testing.T, w io.Writer, d time.Duration) {
 		took := time.Since(began)
 		a.longestWrite = max(a.longestWrite, took)
 		if block := took - (ran - ranBefore) - (queued - queuedBefore) - starved; block > a.longestBlock {
-			a.longestBlock, a.starvedFor = block, starved
+			a.longestBlock, a.starvedFor, a.longestAt = block, starved, began.Sub(start)
 		}
 	}
 }
@@ -190,8 +191,8 @@ func TestIngestLimitWhileTheAppWritesFastNeverBlocksItAndCountsEveryDrop(t *test
 	_, r := tally(t, fake, "logs", app.sent)
 	arrived := r.arrived
 	t.Logf("430: %d duplicated; the data_loss events in Axiom report %d dropped", r.duplicated, r.reportedDropped)
-	t.Logf("430 at 100k lines/s: sent %d, arrived %d, dropped %d (counted), held %d, peak RSS %.1f MB, longest wait for the pipe %v (longest write %v; the sidecar waited %v for a CPU during the write that waited longest)",
-		app.sent, arrived, sum.dropped, sum.held, float64(rss)/1e6, app.longestBlock, app.longestWrite, app.starvedFor)
+	t.Logf("430 at 100k lines/s: sent %d, arrived %d, dropped %d (counted), held %d, peak RSS %.1f MB, longest wait for the pipe %v, %v after the first write (longest write %v; the sidecar waited %v for a CPU during the write that waited longest)",
+		app.sent, arrived, sum.dropped, sum.held, float64(rss)/1e6, app.longestBlock, app.longestAt, app.longestWrite, app.starvedFor)
 	if app.longestBlock > 100*time.Millisecond {
 		t.Errorf("a write of the app waited %v for room in the pipe", app.longestBlock)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/sidecarhq/sidecar/configs"
 	"github.com/sidecarhq/sidecar/internal/distribution"
 	"github.com/sidecarhq/sidecar/internal/outcome"
+	_ "github.com/sidecarhq/sidecar/internal/stdinpipe/atstart" // grows a pipe on stdin before the collector starts
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

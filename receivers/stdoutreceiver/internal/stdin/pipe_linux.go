@@ -9,20 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// growPipe asks for a larger kernel buffer when stdin is a pipe: the app can
-// then run further ahead of the sidecar and each read returns more lines,
-// so there are fewer reads and context switches per line. It fails
-// harmlessly when stdin is not a pipe or the size is over
-// /proc/sys/fs/pipe-max-size.
-func growPipe(src any) {
-	if f, ok := src.(*os.File); ok {
-		// Through SyscallConn, not Fd: Fd would make a pollable file blocking.
-		if rc, err := f.SyscallConn(); err == nil {
-			_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeBuffer) })
-		}
-	}
-}
-
 // pollableCopy returns a copy of f (a new descriptor for the same pipe or
 // socket) that Go's poller serves, so that reads can wait with a deadline
 // without holding a thread in a blocking read(2); nil for anything else.

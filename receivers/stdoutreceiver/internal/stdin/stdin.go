@@ -16,12 +16,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/sidecarhq/sidecar/internal/stdinpipe"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/whenfull"
 )
 
 const (
-	pipeBuffer = 1 << 20   // the kernel pipe buffer asked for (growPipe)
 	readBuffer = 256 << 10 // one read of stdin
 	// Batches are cut at these sizes, or when the input has had nothing
 	// more for joinWindow since the batch's first line. For pino lines
@@ -136,7 +136,7 @@ func New(src io.Reader, set Settings, sink stream.Sink) *Transport {
 
 // Start reads src in the background until end of input or Shutdown.
 func (s *Transport) Start() {
-	growPipe(s.src)
+	stdinpipe.Grow(s.src)
 	if d := windowed(s.src); d != nil {
 		s.src, s.deadlines = d, d
 	}
