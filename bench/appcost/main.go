@@ -519,13 +519,18 @@ func pairedMemory(w io.Writer, results []result) {
 		}
 		rows = append(rows, fmt.Sprintf("| %s | stdout − %s | %s | %s | %s |", key.runtime, key.mode, medianRange(mean), medianRange(rss), medianRange(heap)))
 	}
+	writeRows(w, "App memory, stdout minus each other mode in the same round (MB, below 0: stdout smaller), median (min to max) over the rounds:",
+		"| runtime | difference | mean RSS during the load | RSS after full GC at the end | retained heap at the end |",
+		"|---|---|---|---|---|", rows)
+}
+
+// writeRows writes intro and a Markdown table of rows under header and
+// align, after a blank line; nothing when there are no rows.
+func writeRows(w io.Writer, intro, header, align string, rows []string) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nApp memory, stdout minus each other mode in the same round (MB, below 0: stdout smaller), median (min to max) over the rounds:")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| runtime | difference | mean RSS during the load | RSS after full GC at the end | retained heap at the end |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
+	fmt.Fprintf(w, "\n%s\n\n%s\n%s\n", intro, header, align)
 	for _, r := range rows {
 		fmt.Fprintln(w, r)
 	}
@@ -564,16 +569,8 @@ func pairedRatios(w io.Writer, results []result) {
 		med, lo, hi := spread(ratios)
 		rows = append(rows, fmt.Sprintf("| %s | stdout / %s | %.3f | %.2f-%.2f | %s |", key.runtime, key.mode, med, lo, hi, strings.Join(perRound, " / ")))
 	}
-	if len(rows) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nApp CPU per request, stdout over each other mode in the same round (below 1: stdout cheaper):")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| runtime | ratio | median | min-max | per round |")
-	fmt.Fprintln(w, "|---|---|---:|---|---|")
-	for _, r := range rows {
-		fmt.Fprintln(w, r)
-	}
+	writeRows(w, "App CPU per request, stdout over each other mode in the same round (below 1: stdout cheaper):",
+		"| runtime | ratio | median | min-max | per round |", "|---|---|---:|---|---|", rows)
 }
 
 // rounds is key's results in round order.

@@ -13,12 +13,8 @@ import (
 // or nil when r is not a socket. Go keeps sockets non-blocking, so a raw
 // read(2) returns EAGAIN when the client has nothing buffered.
 func newTryRead(r io.Reader) func(p []byte) (int, error, bool) {
-	sc, ok := r.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawConn(r)
+	if rc == nil {
 		return nil
 	}
 	return func(p []byte) (int, error, bool) {
@@ -52,12 +48,8 @@ func newTryRead(r io.Reader) func(p []byte) (int, error, bool) {
 // second there against 679-936, and 79-97 against 145-162 at 1,000 lines/s
 // (bench sweeps, 3 alternated rounds).
 func newWaitRead(r io.Reader) func(p []byte) (int, error) {
-	sc, ok := r.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawConn(r)
+	if rc == nil {
 		return nil
 	}
 	return func(p []byte) (int, error) {
@@ -100,4 +92,17 @@ func newRcvLowat(r io.Reader) func(n int) {
 			_ = setRcvLowat(int(fd), n)
 		})
 	}
+}
+
+// rawConn is r's raw connection when r is a socket (TCP or unix), else nil.
+func rawConn(r io.Reader) syscall.RawConn {
+	sc, ok := r.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
 }
