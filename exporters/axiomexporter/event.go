@@ -40,12 +40,7 @@ func appendEvent(b []byte, lr plog.LogRecord, raw, oneLine bool, resource []byte
 // oneLine vouches there is none, each raw newline in obj becomes a space.
 func appendRawEvent(b []byte, obj string, oneLine bool, attrs pcommon.Map, resource []byte) []byte {
 	if attrs.Len() == 0 && len(resource) == 0 {
-		if oneLine {
-			b = append(b, obj...)
-		} else {
-			b = appendOneLine(b, obj)
-		}
-		return append(b, '\n')
+		return append(appendOneLine(b, obj, oneLine), '\n')
 	}
 	b = append(b, '{')
 	if attrs.Len() > 0 {
@@ -65,12 +60,7 @@ func appendRawEvent(b []byte, obj string, oneLine bool, attrs pcommon.Map, resou
 	} else {
 		rest = "}"
 	}
-	if oneLine {
-		b = append(b, rest...)
-	} else {
-		b = appendOneLine(b, rest)
-	}
-	return append(b, '\n')
+	return append(appendOneLine(b, rest, oneLine), '\n')
 }
 
 // rawObject trims JSON whitespace around s and reports whether what is left
@@ -100,10 +90,14 @@ func isEmptyObjectRest(rest string) bool {
 }
 
 // appendOneLine appends s with raw newlines (only possible as whitespace
-// between JSON tokens) turned into spaces, so each event stays one line.
-func appendOneLine(b []byte, s string) []byte {
+// between JSON tokens) turned into spaces, so each event stays one line;
+// known says s holds none (a one-line scope), and then nothing is looked for.
+func appendOneLine(b []byte, s string, known bool) []byte {
 	start := len(b)
 	b = append(b, s...)
+	if known {
+		return b
+	}
 	for i := bytes.IndexByte(b[start:], '\n'); i >= 0; i = bytes.IndexByte(b[start:], '\n') {
 		b[start+i] = ' '
 	}
