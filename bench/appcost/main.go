@@ -501,24 +501,15 @@ func memoryAfterGC(w io.Writer, results []result) {
 // retained heap after the full collection at its end.
 func pairedMemory(w io.Writer, results []result) {
 	var rows []string
-	for _, key := range keys(results) {
-		if key.mode == "stdout" {
-			continue
-		}
-		stdout := rounds(results, runKey{key.runtime, "stdout"})
-		other := rounds(results, key)
-		n := min(len(stdout), len(other))
-		if n == 0 {
-			continue
-		}
+	eachPairing(results, func(key runKey, stdout, other []result) {
 		var mean, rss, heap []float64
-		for i := range n {
+		for i := range stdout {
 			mean = append(mean, float64(stdout[i].rssMean-other[i].rssMean)/1024)
 			rss = append(rss, mib(stdout[i].gc1.RSS-other[i].gc1.RSS))
 			heap = append(heap, mib(stdout[i].gc1.Heap-other[i].gc1.Heap))
 		}
 		rows = append(rows, fmt.Sprintf("| %s | stdout − %s | %s | %s | %s |", key.runtime, key.mode, medianRange(mean), medianRange(rss), medianRange(heap)))
-	}
+	})
 	writeRows(w, "App memory, stdout minus each other mode in the same round (MB, below 0: stdout smaller), median (min to max) over the rounds:",
 		"| runtime | difference | mean RSS during the load | RSS after full GC at the end | retained heap at the end |",
 		"|---|---|---|---|---|", rows)
@@ -551,26 +542,33 @@ func mib(n int64) float64 { return float64(n) / (1 << 20) }
 // the modes' medians do.
 func pairedRatios(w io.Writer, results []result) {
 	var rows []string
+	eachPairing(results, func(key runKey, stdout, other []result) {
+		var ratios []float64
+		var perRound []string
+		for i := range stdout {
+			ratios = append(ratios, stdout[i].appCPU/other[i].appCPU)
+			perRound = append(perRound, strconv.FormatFloat(ratios[i], 'f', 2, 64))
+		}
+		med, lo, hi := spread(ratios)
+		rows = append(rows, fmt.Sprintf("| %s | stdout / %s | %.3f | %.2f-%.2f | %s |", key.runtime, key.mode, med, lo, hi, strings.Join(perRound, " / ")))
+	})
+	writeRows(w, "App CPU per request, stdout over each other mode in the same round (below 1: stdout cheaper):",
+		"| runtime | ratio | median | min-max | per round |", "|---|---|---:|---|---|", rows)
+}
+
+// eachPairing calls f for each runtime and mode other than stdout that has
+// rounds, with stdout's rounds and that mode's, as many of each, round by
+// round.
+func eachPairing(results []result, f func(key runKey, stdout, other []result)) {
 	for _, key := range keys(results) {
 		if key.mode == "stdout" {
 			continue
 		}
-		stdout := rounds(results, runKey{key.runtime, "stdout"})
-		other := rounds(results, key)
-		var ratios []float64
-		var perRound []string
-		for i := range min(len(stdout), len(other)) {
-			ratios = append(ratios, stdout[i].appCPU/other[i].appCPU)
-			perRound = append(perRound, strconv.FormatFloat(ratios[i], 'f', 2, 64))
+		stdout, other := rounds(results, runKey{key.runtime, "stdout"}), rounds(results, key)
+		if n := min(len(stdout), len(other)); n > 0 {
+			f(key, stdout[:n], other[:n])
 		}
-		if len(ratios) == 0 {
-			continue
-		}
-		med, lo, hi := spread(ratios)
-		rows = append(rows, fmt.Sprintf("| %s | stdout / %s | %.3f | %.2f-%.2f | %s |", key.runtime, key.mode, med, lo, hi, strings.Join(perRound, " / ")))
 	}
-	writeRows(w, "App CPU per request, stdout over each other mode in the same round (below 1: stdout cheaper):",
-		"| runtime | ratio | median | min-max | per round |", "|---|---|---:|---|---|", rows)
 }
 
 // rounds is key's results in round order.
