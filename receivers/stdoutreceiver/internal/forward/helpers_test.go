@@ -62,6 +62,24 @@ func dial(t *testing.T, network, addr string) net.Conn {
 	return c
 }
 
+// tcpPair is a connected loopback TCP pair: the client's end and the
+// server's (accepted) end, both closed when the test ends.
+func tcpPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client = dial(t, "tcp", ln.Addr().String())
+	server, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close() })
+	return client, server
+}
+
 // Frame builders, written with msgp's low-level appenders the way a fluent
 // client would encode them.
 

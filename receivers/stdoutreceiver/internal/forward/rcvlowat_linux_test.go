@@ -37,18 +37,8 @@ func lowatOf(c *net.TCPConn) (int, error) {
 // whenever it waits for its client it is 1, so that an idle connection
 // wakes for its first byte.
 func TestPauseRaisesTheReceiveMarkOnlyMeanwhile(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client := dial(t, "tcp", ln.Addr().String())
-	nc, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, nc := tcpPair(t)
 	sc := nc.(*net.TCPConn)
-	defer sc.Close()
 
 	col := streamtest.NewRecorder()
 	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{}, col.Sink)

@@ -16,17 +16,7 @@ func TestWaitReadWaitsForTheClientAndEndsAsReadDoes(t *testing.T) {
 	if newWaitRead(strings.NewReader("x")) != nil {
 		t.Fatal("a reader that is not a socket got a raw read")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client := dial(t, "tcp", ln.Addr().String())
-	nc, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	client, nc := tcpPair(t)
 	read := newWaitRead(nc)
 	p := make([]byte, 16)
 
