@@ -1,6 +1,9 @@
 package jsontext
 
-import "math/bits"
+import (
+	"math/bits"
+	"unicode/utf8"
+)
 
 // ValueEnd validates the value starting at s[i] (no leading whitespace) and
 // returns the index just past it.
@@ -387,8 +390,6 @@ func nonDigits(x uint64) uint64 {
 
 // plainASCII is plainByte without the bytes from 0x80, for stopBytes.
 var plainASCII = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
+	copy(t[:utf8.RuneSelf], plainByte[:utf8.RuneSelf])
 	return t
 }()
