@@ -28,7 +28,7 @@ import (
 type sweepStep struct {
 	Scenario, Collector string
 	Rate                int
-	Lines               int64 // events: log lines, or spans
+	Events              int64 // log lines, or spans
 	Seconds             float64
 	CPUmsPerSecond      float64
 	WakeupsPerSecond    float64
@@ -192,7 +192,7 @@ func sweepStepAt(o options, sc scenario, env *runEnv, in inputs, pid, rate int) 
 		return st, err
 	}
 	st.Seconds = time.Since(start).Seconds()
-	st.Lines = sent.Load() - sentBefore
+	st.Events = sent.Load() - sentBefore
 	cancel()
 	if err := <-loadDone; err != nil {
 		return st, err
@@ -200,10 +200,10 @@ func sweepStepAt(o options, sc scenario, env *runEnv, in inputs, pid, rate int) 
 	cpu := (after.Ran - before.Ran).Seconds()
 	st.CPUmsPerSecond = cpu * 1000 / st.Seconds
 	st.WakeupsPerSecond = float64(after.Slices-before.Slices) / st.Seconds
-	if st.Lines > 0 {
-		st.CPUsPerMillion = cpu / float64(st.Lines) * 1e6
+	if st.Events > 0 {
+		st.CPUsPerMillion = cpu / float64(st.Events) * 1e6
 	}
-	st.Short = float64(st.Lines) < 0.95*float64(rate)*st.Seconds
+	st.Short = float64(st.Events) < 0.95*float64(rate)*st.Seconds
 	// Let the collector ship what it holds before the next rate.
 	time.Sleep(1500 * time.Millisecond)
 	return st, nil
@@ -283,5 +283,5 @@ func shortNote(st sweepStep) string {
 	if !st.Short {
 		return ""
 	}
-	return fmt.Sprintf(" (took only %.0f events/s)", float64(st.Lines)/st.Seconds)
+	return fmt.Sprintf(" (took only %.0f events/s)", float64(st.Events)/st.Seconds)
 }
