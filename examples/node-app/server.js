@@ -88,4 +88,3 @@ async function stop() {
 }
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);
-
