@@ -9,7 +9,18 @@
 # Instructions are not CPU time: the ratio to zstd here is not the timed
 # ratio of bench/run-logpath.sh. Arguments go to bench/logpath (e.g. -lines
 # 500000, -keep to keep cachegrind's files for cg_annotate).
+#
+# With -forward first, it counts the whole process on Fluent Forward instead:
+# stdin, docker-style (a Message frame per line) and FireLens-style (16-line
+# Forward frames with ecs_* fields) on the same load generator lines, the
+# frames pre-encoded as benchrun's generators send them, and the ratios to
+# stdin (bench/logpath -valgrind -forward).
 set -eu
+forward=
+if [ "${1:-}" = -forward ]; then
+	forward=-forward
+	shift
+fi
 cd "$(dirname "$0")/.."
 # Valgrind 3.19 has no RDTSCP, which Go's runtime uses (cputicks) when a lock
 # is contended, more often on a loaded host: the program then dies of
@@ -20,9 +31,13 @@ command -v valgrind >/dev/null || { echo "count-logpath.sh: needs valgrind (apt-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 
-go test -c -o "$work/decode.test" ./receivers/stdoutreceiver/internal/decode/
 go build -o "$work/sidecar" ./cmd/sidecar
 go build -o "$work/logpath" ./bench/logpath
+if [ -n "$forward" ]; then
+	"$work/logpath" -sidecar "$work/sidecar" -valgrind -forward -lines 300000 "$@"
+	exit
+fi
+go test -c -o "$work/decode.test" ./receivers/stdoutreceiver/internal/decode/
 
 echo "== decoder alone (BenchmarkDecodePino, 1024 lines per iteration)"
 count() { # iterations -> instructions

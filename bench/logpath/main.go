@@ -6,14 +6,16 @@
 // baseline measured in the same run on the same bytes: `cat` into
 // /dev/null, the least any stdin consumer can cost.
 //
-//	go run ./bench/logpath -sidecar ./sidecar [-lines 2000000] [-gomaxprocs 1] [-cpu 1] [-keep] [-disk=false] [-valgrind]
+//	go run ./bench/logpath -sidecar ./sidecar [-lines 2000000] [-gomaxprocs 1] [-cpu 1] [-keep] [-disk=false] [-valgrind [-forward]]
 //
 // With -cpu, the sidecar and the baselines run pinned to that core (taskset),
 // as bench/run.sh pins its collectors. A second baseline is the compression
 // floor: `zstd -1 -T1` over the same bytes (skipped when zstd is missing).
 //
 // With -valgrind it counts instructions instead of timing (valgrind.go):
-// a figure that does not depend on the host's speed or load.
+// a figure that does not depend on the host's speed or load. With
+// -forward too it counts the sidecar's Fluent Forward input beside stdin,
+// on the load generator's lines (forward.go).
 //
 // bench/run-logpath.sh builds the binary and runs this.
 package main
@@ -41,17 +43,23 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the work directory (config, sidecar log)")
 	disk := flag.Bool("disk", true, "also run the sidecar with its queue on disk")
 	vg := flag.Bool("valgrind", false, "count instructions per line under valgrind (the memory queue and zstd) instead of timing")
+	forward := flag.Bool("forward", false, "with -valgrind: count stdin, docker-style and FireLens-style Fluent Forward on the load generator's lines")
 	flag.IntVar(&pinCPU, "cpu", -1, "pin the measured processes to this core (taskset); -1: not pinned")
 	flag.Parse()
-	if *sidecar == "" {
-		fmt.Fprintln(os.Stderr, "logpath: -sidecar is required")
+	if *sidecar == "" || *forward && !*vg {
+		fmt.Fprintln(os.Stderr, "logpath: -sidecar is required, and -forward needs -valgrind")
 		os.Exit(2)
 	}
-	runner := run
-	if *vg {
-		runner = countInstructions
+	var err error
+	switch {
+	case *forward:
+		err = countForward(*sidecar, *lines, *procs, *keep)
+	case *vg:
+		err = countInstructions(*sidecar, *lines, *procs, *keep)
+	default:
+		err = run(*sidecar, *lines, *procs, *keep, *disk)
 	}
-	if err := runner(*sidecar, *lines, *procs, *keep, *disk); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "logpath:", err)
 		os.Exit(1)
 	}
@@ -138,6 +146,13 @@ func run(sidecar string, lines, procs int, keep, disk bool) error {
 // the work directory's state), as every shipped config runs it. wrap, if
 // set, is the command the sidecar runs under (valgrind).
 func runSidecar(sidecar, name, state string, lines, procs int, keep bool, input repeatedInput, wrap []string) (result, error) {
+	return runSidecarOn(sidecar, name, state, lines, procs, keep, input, nil, wrap)
+}
+
+// runSidecarOn is runSidecar with its input from stdin, or, when frames is
+// set, over Fluent Forward: the sidecar then listens on a free loopback
+// port instead of reading stdin, and lines is how many the frames hold.
+func runSidecarOn(sidecar, name, state string, lines, procs int, keep bool, input repeatedInput, frames *forwardInput, wrap []string) (result, error) {
 	fake, err := axiomtest.New(axiomtest.WithCountOnly())
 	if err != nil {
 		return result{}, err
@@ -154,7 +169,13 @@ func runSidecar(sidecar, name, state string, lines, procs int, keep bool, input 
 		state = filepath.Join(dir, state)
 	}
 	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(config(fake.URL(), state)), 0o600); err != nil {
+	endpoint := ""
+	if frames != nil {
+		if endpoint, err = freeLoopbackAddr(); err != nil {
+			return result{}, err
+		}
+	}
+	if err := os.WriteFile(cfgPath, []byte(config(fake.URL(), state, endpoint)), 0o600); err != nil {
 		return result{}, err
 	}
 	logFile, err := os.Create(filepath.Join(dir, "sidecar.log"))
@@ -166,7 +187,12 @@ func runSidecar(sidecar, name, state string, lines, procs int, keep bool, input 
 	cmd := command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	r, err := measure(fmt.Sprintf("sidecar, %s (GOMAXPROCS=%d)", name, procs), cmd, input)
+	var r result
+	if frames != nil {
+		r, err = measureForward(name, cmd, endpoint, *frames, func() int64 { return fake.Stats().Datasets["logs"].Events })
+	} else {
+		r, err = measure(fmt.Sprintf("sidecar, %s (GOMAXPROCS=%d)", name, procs), cmd, input)
+	}
 	if err != nil {
 		return result{}, fmt.Errorf("%w (log in %s)", err, logFile.Name())
 	}
@@ -248,18 +274,24 @@ func readVmHWM(pid int) (int64, bool) {
 // sidecar` deployment runs it, with the queue in dir_storage at state when
 // state is set; self-metrics off so nothing else listens. stdin blocks when
 // the exporter's budget is full (the default drops the oldest lines) so
-// that every line is measured going through the whole path.
-func config(url, state string) string {
+// that every line is measured going through the whole path. With
+// forward set, the receiver listens for Fluent Forward there instead of
+// reading stdin, blocking in the same way.
+func config(url, state, forward string) string {
 	storage, queue, ext := "", "", ""
 	if state != "" {
 		storage = "extensions:\n  dir_storage:\n    directory: " + state + "\n"
 		queue = "    sending_queue: {storage: dir_storage}\n"
 		ext = "  extensions: [dir_storage]\n"
 	}
+	transport := "    stdin: {when_full: block}"
+	if forward != "" {
+		transport = "    forward: {endpoint: \"" + forward + "\", when_full: block}"
+	}
 	return storage + `
 receivers:
   stdout:
-    stdin: {when_full: block}
+` + transport + `
 processors:
   memory_limiter:
     check_interval: 1s

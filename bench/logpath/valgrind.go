@@ -20,7 +20,7 @@ import (
 // it is not CPU time (instructions differ in cost: zstd's retire more per
 // cycle than the sidecar's), so the ratio to zstd here is a different
 // measure from the CPU-time ratio of a timed run.
-func countInstructions(sidecar string, lines, procs int, keep, _ bool) error {
+func countInstructions(sidecar string, lines, procs int, keep bool) error {
 	small := lines / 5
 	if small < 1000 {
 		return fmt.Errorf("-valgrind needs -lines of at least 5000, got %d", lines)
@@ -37,55 +37,70 @@ func countInstructions(sidecar string, lines, procs int, keep, _ bool) error {
 	fmt.Printf("input: %d and %d pino lines, %.0f bytes/line; instructions counted by valgrind (cachegrind, no cache simulation)\n",
 		lines, small, avg)
 
-	// zstd -T1 compresses in a worker thread, in jobs cut where the input
-	// happened to be when it flushed: its count varies by a few percent
-	// from run to run, so it is the median of three runs.
-	type counted struct {
-		name string
-		runs int
-		run  func(lines int, wrap []string) error
-	}
-	procsName := fmt.Sprintf("sidecar, memory queue (GOMAXPROCS=%d)", procs)
 	subjects := []counted{
-		{"zstd -1 -T1 (compression floor)", 3, func(lines int, wrap []string) error {
+		// zstd -T1 compresses in a worker thread, in jobs cut where the
+		// input happened to be when it flushed: its count varies by a few
+		// percent from run to run, so it is the median of three runs.
+		{"zstd -1 -T1 (compression floor)", "zstd", 3, func(lines int, wrap []string) error {
 			in := repeatedInput{block: block, blockLines: n, lines: lines}
 			args := append(slices.Clone(wrap), "zstd", "-1", "-T1", "-c")
 			_, err := measure("zstd", command(args[0], args[1:]...), in)
 			return err
 		}},
-		{procsName, 1, func(lines int, wrap []string) error {
+		{fmt.Sprintf("sidecar, memory queue (GOMAXPROCS=%d)", procs), "sidecar", 1, func(lines int, wrap []string) error {
 			in := repeatedInput{block: block, blockLines: n, lines: lines}
 			_, err := runSidecar(sidecar, "memory queue", "", lines, procs, keep, in, wrap)
 			return err
 		}},
 	}
-	perLine := make([]float64, len(subjects))
-	fmt.Printf("\n%-40s %18s %18s %16s\n", "process", fmt.Sprintf("instr. (%d)", small), fmt.Sprintf("instr. (%d)", lines), "instr. per line")
-	for i, s := range subjects {
-		var counts [2]int64
-		for j, l := range [2]int{small, lines} {
-			runs := make([]int64, s.runs)
-			for k := range runs {
-				out := filepath.Join(dir, fmt.Sprintf("cachegrind.%d.%d.%d", i, l, k))
-				wrap := []string{"valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=" + out, "--log-file=" + out + ".log"}
-				if err := s.run(l, wrap); err != nil {
-					return fmt.Errorf("%s under valgrind: %w", s.name, err)
-				}
-				if runs[k], err = instructionRefs(out + ".log"); err != nil {
-					return err
-				}
-			}
-			slices.Sort(runs)
-			counts[j] = runs[len(runs)/2]
-		}
-		perLine[i] = float64(counts[1]-counts[0]) / float64(lines-small)
-		fmt.Printf("%-40s %18d %18d %16.0f\n", s.name, counts[0], counts[1], perLine[i])
+	perLine, err := countPerLine(dir, subjects, small, lines)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("\nsidecar: %.2fx the instructions per line of zstd -1 -T1 (instructions, not CPU time)\n", perLine[1]/perLine[0])
 	if keep {
 		fmt.Printf("cachegrind's files (cg_annotate: instructions by function and line) are in %s\n", dir)
 	}
 	return nil
+}
+
+// counted is one process whose instructions per line are counted: run
+// runs it over lines lines under wrap (valgrind), runs times per count (the
+// median is taken); key names its cachegrind files.
+type counted struct {
+	name, key string
+	runs      int
+	run       func(lines int, wrap []string) error
+}
+
+// countPerLine counts each subject over small and large lines and prints
+// and returns the instructions per line: the difference of the two counts
+// over the difference in lines, so startup and shutdown fall out.
+func countPerLine(dir string, subjects []counted, small, large int) ([]float64, error) {
+	perLine := make([]float64, len(subjects))
+	fmt.Printf("\n%-52s %18s %18s %16s\n", "process", fmt.Sprintf("instr. (%d)", small), fmt.Sprintf("instr. (%d)", large), "instr. per line")
+	for i, s := range subjects {
+		var counts [2]int64
+		for j, l := range [2]int{small, large} {
+			runs := make([]int64, s.runs)
+			for k := range runs {
+				out := filepath.Join(dir, fmt.Sprintf("cachegrind.%s.%d.%d", s.key, l, k))
+				wrap := []string{"valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=" + out, "--log-file=" + out + ".log"}
+				if err := s.run(l, wrap); err != nil {
+					return nil, fmt.Errorf("%s under valgrind: %w", s.name, err)
+				}
+				var err error
+				if runs[k], err = instructionRefs(out + ".log"); err != nil {
+					return nil, err
+				}
+			}
+			slices.Sort(runs)
+			counts[j] = runs[len(runs)/2]
+		}
+		perLine[i] = float64(counts[1]-counts[0]) / float64(large-small)
+		fmt.Printf("%-52s %18d %18d %16.0f\n", s.name, counts[0], counts[1], perLine[i])
+	}
+	return perLine, nil
 }
 
 var irefs = regexp.MustCompile(`I\s+refs:\s+([0-9,]+)`)

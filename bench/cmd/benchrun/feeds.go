@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -13,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tinylib/msgp/msgp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
@@ -114,23 +112,15 @@ func writeLines(ctx context.Context, w io.Writer, env *runEnv, rate int, frame l
 	}
 }
 
-// Fluent Forward modes a scenario's load generator sends.
-const (
-	// forwardMessage is docker's fluentd log driver: one [tag, time,
-	// record] frame per line.
-	forwardMessage = "message"
-	// forwardBatch is FireLens (Fluent Bit's forward output): [tag,
-	// [[time, record], ...]] frames of a few lines each.
-	forwardBatch = "forward"
-	// forwardBatchLines is how many lines a forwardBatch frame carries:
-	// small batches, as a flushing Fluent Bit sends under steady load.
-	forwardBatchLines = 16
-)
-
 // feedForward sends pino lines over Fluent Forward in frames of mode,
 // encoded before they are timed (at max rate, ahead of the run) so that the
 // generator can outrun the collector, over several connections.
-func feedForward(ctx context.Context, env *runEnv, mode string, rate int, sent *atomic.Int64) error {
+// preEncodedLines is how many lines' worth of distinct frames a max-rate
+// connection sends over and over, so that the collector's compression
+// cannot profit from repetition much more than in production.
+const preEncodedLines = 4096
+
+func feedForward(ctx context.Context, env *runEnv, mode loadgen.ForwardMode, rate int, sent *atomic.Int64) error {
 	const conns = 4
 	var wg sync.WaitGroup
 	errs := make(chan error, conns)
@@ -149,13 +139,13 @@ func feedForward(ctx context.Context, env *runEnv, mode string, rate int, sent *
 	return nil
 }
 
-func forwardConn(ctx context.Context, env *runEnv, mode string, rate int, seed uint64, sent *atomic.Int64) error {
+func forwardConn(ctx context.Context, env *runEnv, mode loadgen.ForwardMode, rate int, seed uint64, sent *atomic.Int64) error {
 	conn, err := dialForward(env)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	enc := newForwardEncoder(mode, seed)
+	enc := loadgen.NewForward(mode, seed)
 	w := bufio.NewWriterSize(conn, 64<<10)
 	write := func(frame []byte, lines int) error {
 		if _, err := w.Write(frame); err != nil {
@@ -165,7 +155,7 @@ func forwardConn(ctx context.Context, env *runEnv, mode string, rate int, seed u
 		return nil
 	}
 	if rate == 0 {
-		frames, lines := enc.preEncoded(time.Now())
+		frames, lines := enc.PreEncoded(time.Now(), preEncodedLines)
 		for i := 0; ctx.Err() == nil; i++ {
 			if sent.Load()-env.sunk() > maxBacklog {
 				if err := w.Flush(); err != nil {
@@ -190,13 +180,13 @@ func forwardConn(ctx context.Context, env *runEnv, mode string, rate int, seed u
 			return w.Flush()
 		case now := <-t.C:
 			for mine < int64(now.Sub(start).Seconds()*float64(rate)) {
-				frame, lines := enc.frame(now)
+				frame, lines := enc.Frame(now)
 				if err := write(frame, lines); err != nil {
 					return err
 				}
 				mine += int64(lines)
 				// docker's driver writes each message as it comes.
-				if mode == forwardMessage {
+				if mode == loadgen.ForwardMessage {
 					if err := w.Flush(); err != nil {
 						return err
 					}
@@ -216,85 +206,6 @@ func dialForward(env *runEnv) (net.Conn, error) {
 		return nil, fmt.Errorf("forward: %w", err)
 	}
 	return conn, nil
-}
-
-// forwardEncoder writes Forward protocol frames of pino lines with msgp's
-// append functions, records shaped as the senders write them.
-type forwardEncoder struct {
-	mode  string
-	gen   *loadgen.Pino
-	tag   string
-	attrs [][2]string // the record's fields besides log
-	buf   []byte
-	line  []byte
-}
-
-func newForwardEncoder(mode string, seed uint64) *forwardEncoder {
-	e := &forwardEncoder{mode: mode, gen: loadgen.NewPino(seed)}
-	if mode == forwardMessage {
-		e.tag = "docker.api"
-		e.attrs = [][2]string{{"container_id", "4f3a2b9c1d7e"}, {"container_name", "/api"}, {"source", "stdout"}}
-	} else {
-		e.tag = "api-firelens-4f3a2b9c1d7e4b1f"
-		e.attrs = [][2]string{{"container_id", "4f3a2b9c1d7e"}, {"container_name", "api"}, {"source", "stdout"},
-			{"ecs_cluster", "prod"}, {"ecs_task_arn", "arn:aws:ecs:eu-west-1:123456789012:task/prod/4f3a2b9c1d7e4b1f"},
-			{"ecs_task_definition", "api:42"}}
-	}
-	return e
-}
-
-// frame encodes one frame stamped now; it is valid until the next call.
-func (e *forwardEncoder) frame(now time.Time) ([]byte, int) {
-	b := e.buf[:0]
-	lines := 1
-	if e.mode == forwardMessage {
-		b = msgp.AppendArrayHeader(b, 3)
-		b = msgp.AppendString(b, e.tag)
-		b = e.entry(b, now, false)
-	} else {
-		lines = forwardBatchLines
-		b = msgp.AppendArrayHeader(b, 2)
-		b = msgp.AppendString(b, e.tag)
-		b = msgp.AppendArrayHeader(b, uint32(lines))
-		for range lines {
-			b = e.entry(b, now, true)
-		}
-	}
-	e.buf = b
-	return b, lines
-}
-
-// entry appends time and record, as an [time, record] array when wrapped.
-func (e *forwardEncoder) entry(b []byte, now time.Time, wrapped bool) []byte {
-	if wrapped {
-		b = msgp.AppendArrayHeader(b, 2)
-	}
-	// EventTime: extension type 0, seconds and nanoseconds big-endian.
-	b = append(b, 0xd7, 0x00)
-	b = binary.BigEndian.AppendUint32(b, uint32(now.Unix()))
-	b = binary.BigEndian.AppendUint32(b, uint32(now.Nanosecond()))
-	b = msgp.AppendMapHeader(b, uint32(len(e.attrs)+1))
-	for _, a := range e.attrs {
-		b = msgp.AppendString(b, a[0])
-		b = msgp.AppendString(b, a[1])
-	}
-	e.line = e.gen.Append(e.line[:0], now)
-	b = msgp.AppendString(b, "log")
-	return msgp.AppendStringFromBytes(b, e.line[:len(e.line)-1])
-}
-
-// preEncoded is 4,096 lines' worth of distinct frames, so that the
-// collector's compression cannot profit from repetition much more than in
-// production, and the lines per frame.
-func (e *forwardEncoder) preEncoded(now time.Time) ([][]byte, int) {
-	var frames [][]byte
-	lines := 0
-	for total := 0; total < 4096; total += lines {
-		var f []byte
-		f, lines = e.frame(now)
-		frames = append(frames, append([]byte(nil), f...))
-	}
-	return frames, lines
 }
 
 // requestsPerExport is how many requests' spans one export carries: 56

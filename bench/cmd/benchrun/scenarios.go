@@ -214,9 +214,9 @@ func loadLogs(ctx context.Context, env *runEnv, in inputs, rate int, sent *atomi
 		}
 		return writeLines(ctx, f, env, rate, frame, sent)
 	case inputForward:
-		return feedForward(ctx, env, forwardMessage, rate, sent)
+		return feedForward(ctx, env, loadgen.ForwardMessage, rate, sent)
 	case inputForwardBatch:
-		return feedForward(ctx, env, forwardBatch, rate, sent)
+		return feedForward(ctx, env, loadgen.ForwardBatch, rate, sent)
 	}
 	return nil
 }
