@@ -102,34 +102,31 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		}
 	}
 	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
-	var cutOff error
-	eachRecord(ld, logPosition{}, &enc.resource, func(at logPosition, _ plog.ResourceLogs, _ plog.ScopeLogs, lr plog.LogRecord, raw, oneLine bool, resource []byte) bool {
+	walk := walkRecords(ld, logPosition{}, enc.resource)
+	for walk.next() {
 		mark := len(enc.events)
-		enc.events = appendEvent(enc.events, lr, raw, oneLine, resource, now)
+		enc.events = appendEvent(enc.events, walk.record(), walk.raw, walk.oneLine, walk.resource, now)
 		if n > 0 && len(enc.events) > maxBytes {
 			// This event does not fit: send the ones before it and
 			// begin the next request with it.
 			enc.carry = append(enc.carry[:0], enc.events[mark:]...)
 			enc.events = enc.events[:mark]
-			if cutOff = flush(); cutOff != nil {
-				return false
+			if err := flush(); err != nil {
+				return err
 			}
 			enc.events = append(enc.events, enc.carry...)
 		}
 		if n == 0 {
-			start = at
+			start = walk.at()
 		}
 		enc.ends = append(enc.ends, len(enc.events))
 		if n++; n == e.maxEvents || len(enc.events) >= maxBytes {
-			if cutOff = flush(); cutOff != nil {
-				return false
+			if err := flush(); err != nil {
+				return err
 			}
 		}
-		return true
-	})
-	if cutOff != nil {
-		return cutOff
 	}
+	enc.resource = walk.resource // the buffer, grown
 	if n > 0 {
 		if err := flush(); err != nil {
 			return err
@@ -138,39 +135,78 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 	return permanent
 }
 
-// eachRecord calls fn with every record of ld from the position from on, in
-// order, with what its event is made of besides the record: whether its
-// scope holds raw events, and one-line ones (rawevent), and its resource's
-// attributes encoded
-// (appendResource, into *resource, once per resource); it stops when fn
-// returns false. resource is the caller's buffer: a walk nested in another
-// (a request re-encoded in the middle of a push) needs one of its own.
-func eachRecord(ld plog.Logs, from logPosition, resource *[]byte, fn func(at logPosition, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, raw, oneLine bool, resource []byte) bool) {
-	rls := ld.ResourceLogs()
-	for i := from.resource; i < rls.Len(); i++ {
-		rl := rls.At(i)
-		*resource = appendResource((*resource)[:0], rl)
-		sls := rl.ScopeLogs()
-		j := 0
-		if i == from.resource {
-			j = from.scope
+// recordWalk steps through the records of a plog.Logs in order, with what
+// an event is made of besides its record: whether its scope holds raw
+// events, and one-line ones (rawevent), and its resource's attributes
+// encoded (appendResource, once per resource). It is a loop's state
+// rather than a callback: the step to the next record of the same scope
+// is inlined, so a record costs no call there. Each walk needs a resource
+// buffer of its own (a walk nested in another, as a request re-encoded in
+// the middle of a push, must not write over the outer one's).
+type recordWalk struct {
+	from         logPosition
+	rls          plog.ResourceLogsSlice
+	rl           plog.ResourceLogs
+	sls          plog.ScopeLogsSlice
+	sl           plog.ScopeLogs
+	lrs          plog.LogRecordSlice
+	i, j, k      int // the resource and scope entered, and the record after the current one
+	scopes, recs int // sls.Len() and lrs.Len()
+	raw, oneLine bool
+	resource     []byte
+}
+
+// walkRecords starts a walk of ld's records from the position from on;
+// resource is the buffer the walk encodes resources into.
+func walkRecords(ld plog.Logs, from logPosition, resource []byte) recordWalk {
+	return recordWalk{from: from, rls: ld.ResourceLogs(), i: from.resource - 1, j: -1, resource: resource[:0]}
+}
+
+// next moves to the next record and reports whether there was one.
+func (w *recordWalk) next() bool {
+	if w.k < w.recs {
+		w.k++
+		return true
+	}
+	return w.nextScope()
+}
+
+// nextScope enters the next scope that has records left (from the walk's
+// start on) and moves to its first one.
+func (w *recordWalk) nextScope() bool {
+	for {
+		for w.j++; w.j >= w.scopes; w.j++ {
+			if w.i++; w.i >= w.rls.Len() {
+				w.recs, w.k = 0, 0
+				return false
+			}
+			w.rl = w.rls.At(w.i)
+			w.resource = appendResource(w.resource[:0], w.rl)
+			w.sls = w.rl.ScopeLogs()
+			w.scopes, w.j = w.sls.Len(), -1
+			if w.i == w.from.resource {
+				w.j = w.from.scope - 1
+			}
 		}
-		for ; j < sls.Len(); j++ {
-			sl := sls.At(j)
-			raw, oneLine := rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl)
-			lrs := sl.LogRecords()
-			k := 0
-			if i == from.resource && j == from.scope {
-				k = from.record
-			}
-			for ; k < lrs.Len(); k++ {
-				if !fn(logPosition{i, j, k}, rl, sl, lrs.At(k), raw, oneLine, *resource) {
-					return
-				}
-			}
+		w.sl = w.sls.At(w.j)
+		w.raw, w.oneLine = rawevent.IsRawScope(w.sl), rawevent.IsOneLineScope(w.sl)
+		w.lrs = w.sl.LogRecords()
+		w.recs, w.k = w.lrs.Len(), 0
+		if w.i == w.from.resource && w.j == w.from.scope {
+			w.k = w.from.record
+		}
+		if w.k < w.recs {
+			w.k++
+			return true
 		}
 	}
 }
+
+// record is the current record.
+func (w *recordWalk) record() plog.LogRecord { return w.lrs.At(w.k - 1) }
+
+// at is the current record's position.
+func (w *recordWalk) at() logPosition { return logPosition{w.i, w.j, w.k - 1} }
 
 // appendResource encodes the resource attributes of rl, or nothing when
 // there are none.
@@ -273,26 +309,22 @@ func statusOf(err error) int {
 // newline (mended: it is now a space).
 func (e *logsExporter) reencodeChecked(enc *encoder, ld plog.Logs, start logPosition, n int, now time.Time) (broken, mended int) {
 	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
-	// Not enc.resource: pushLogs' walk, which this one interrupts, still
-	// holds its resource there.
-	var resource []byte
-	eachRecord(ld, start, &resource, func(_ logPosition, _ plog.ResourceLogs, _ plog.ScopeLogs, lr plog.LogRecord, raw, oneLine bool, resource []byte) bool {
-		if n == 0 {
-			return false
-		}
-		if raw && !validRawBody(lr.Body()) {
+	// A resource buffer of its own: pushLogs' walk, which this one
+	// interrupts, still holds its resource in enc.resource.
+	walk := walkRecords(ld, start, nil)
+	for ; n > 0 && walk.next(); n-- {
+		lr := walk.record()
+		if walk.raw && !validRawBody(lr.Body()) {
 			broken++
-			enc.events = appendMappedEvent(enc.events, lr, resource, now)
+			enc.events = appendMappedEvent(enc.events, lr, walk.resource, now)
 		} else {
-			if oneLine && strings.Contains(lr.Body().Str(), "\n") {
+			if walk.oneLine && strings.Contains(lr.Body().Str(), "\n") {
 				mended++
 			}
-			enc.events = appendEvent(enc.events, lr, raw, false, resource, now)
+			enc.events = appendEvent(enc.events, lr, walk.raw, false, walk.resource, now)
 		}
 		enc.ends = append(enc.ends, len(enc.events))
-		n--
-		return true
-	})
+	}
 	return broken, mended
 }
 

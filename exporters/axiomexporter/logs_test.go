@@ -3,7 +3,10 @@ package axiomexporter
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -626,6 +629,51 @@ func TestBrokenRawEventKeepsTheNextResource(t *testing.T) {
 		res, _ := e["resource"].(map[string]any)
 		if res["service.name"] != "second" {
 			t.Errorf("event %d of the second resource carries resource %v", i, e["resource"])
+		}
+	}
+}
+
+// A walk from any record's position visits exactly the records from there
+// on, in order, each with its scope's raw marks and its resource's
+// encoding, across resources and scopes that are empty or hold none.
+func TestRecordWalkFromEachPosition(t *testing.T) {
+	ld := plog.NewLogs()
+	var want []string // "body raw oneLine resource", in order
+	var positions []logPosition
+	for i, scopes := range [][]int{{2, 0, 1}, {}, {0}, {3}, {1, 2}} {
+		rl := ld.ResourceLogs().AppendEmpty()
+		if i%2 == 0 {
+			rl.Resource().Attributes().PutStr("r", strconv.Itoa(i))
+		}
+		resource := string(appendResource(nil, rl))
+		for j, records := range scopes {
+			sl := rl.ScopeLogs().AppendEmpty()
+			switch j % 3 {
+			case 1:
+				rawevent.MarkRawScope(sl)
+			case 2:
+				rawevent.MarkOneLineScope(sl)
+			}
+			for k := range records {
+				body := fmt.Sprintf("%d.%d.%d", i, j, k)
+				sl.LogRecords().AppendEmpty().Body().SetStr(body)
+				want = append(want, fmt.Sprintf("%s %t %t %s", body, j%3 != 0, j%3 == 2, resource))
+				positions = append(positions, logPosition{i, j, k})
+			}
+		}
+	}
+	for p, from := range append([]logPosition{{}}, positions...) {
+		skip := max(p-1, 0)
+		var got []string
+		walk := walkRecords(ld, from, nil)
+		for walk.next() {
+			if walk.at() != positions[skip+len(got)] {
+				t.Fatalf("from %v: record %d at %v, want %v", from, len(got), walk.at(), positions[skip+len(got)])
+			}
+			got = append(got, fmt.Sprintf("%s %t %t %s", walk.record().Body().Str(), walk.raw, walk.oneLine, walk.resource))
+		}
+		if !slices.Equal(got, want[skip:]) {
+			t.Errorf("from %v: walked\n%q\nwant\n%q", from, got, want[skip:])
 		}
 	}
 }

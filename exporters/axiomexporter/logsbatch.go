@@ -36,6 +36,7 @@ type logsWeigher struct {
 	minEvent int
 	mu       sync.Mutex
 	scratch  []byte // one event, or a raw event's attributes, at a time
+	resource []byte // the walk's encoded resource
 
 	lastMap     [][2]string // the last attributes weighed (mapSize), when all strings
 	lastMapSize int
@@ -57,15 +58,24 @@ var protoSizer plog.ProtoMarshaler
 func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, weight int)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var resource []byte
-	eachRecord(ld, logPosition{}, &resource, func(_ logPosition, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, raw, _ bool, resource []byte) bool {
-		fn(rl, sl, lr, max(w.size(lr, raw, resource), w.minEvent))
-		return true
-	})
+	defer w.done()
+	walk := walkRecords(ld, logPosition{}, w.resource) // not in the for statement, which would copy it every round
+	for walk.next() {
+		lr := walk.record()
+		fn(walk.rl, walk.sl, lr, max(w.size(lr, walk.raw, walk.resource), w.minEvent))
+	}
+	w.resource = walk.resource
+}
+
+// done lets go of what a weighing kept.
+func (w *logsWeigher) done() {
 	clear(w.lastMap) // its strings may hold a batch's memory
 	w.lastMap = w.lastMap[:0]
 	if cap(w.scratch) > maxPooledBuffer {
 		w.scratch = nil
+	}
+	if cap(w.resource) > maxPooledBuffer {
+		w.resource = nil
 	}
 }
 
@@ -152,9 +162,18 @@ func (w *logsWeigher) mapSize(m pcommon.Map) int {
 	return len(w.scratch)
 }
 
+// weigh is ld's weight: each's weights summed, in a loop of its own (the
+// queue weighs every request it takes).
 func (w *logsWeigher) weigh(ld plog.Logs) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	defer w.done()
 	total := 0
-	w.each(ld, func(_ plog.ResourceLogs, _ plog.ScopeLogs, _ plog.LogRecord, weight int) { total += weight })
+	walk := walkRecords(ld, logPosition{}, w.resource)
+	for walk.next() {
+		total += max(w.size(walk.record(), walk.raw, walk.resource), w.minEvent)
+	}
+	w.resource = walk.resource
 	return total
 }
 

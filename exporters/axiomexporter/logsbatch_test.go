@@ -3,6 +3,7 @@ package axiomexporter
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -382,4 +383,60 @@ func BenchmarkWeighForwardLines(b *testing.B) {
 		w.weigh(ld)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/event")
+}
+
+// BenchmarkExportLines is what the logs exporter pays per record outside
+// zstd and HTTP: the queue's weighing, then pushLogs' walk and encoding,
+// written to /dev/null as local_dir mode writes its file. The records are
+// shaped as each source delivers them: stdin's pino lines in a one-line
+// raw scope; docker's and FireLens's Forward records, the stream on each
+// and the container's fields as the resource.
+func BenchmarkExportLines(b *testing.B) {
+	const batch = 4096
+	dockerResource := map[string]string{"container_id": "4f3a2b9c1d7e", "container_name": "/api", "fluent.tag": "docker.api"}
+	fireLensResource := map[string]string{"container_id": "4f3a2b9c1d7e", "container_name": "api", "fluent.tag": "api-firelens-4f3a2b9c1d7e4b1f",
+		"ecs_cluster": "prod", "ecs_task_arn": "arn:aws:ecs:eu-west-1:123456789012:task/prod/4f3a2b9c1d7e4b1f", "ecs_task_definition": "api:42"}
+	stream := map[string]string{"log.iostream": "stdout"}
+	for _, bc := range []struct {
+		name            string
+		attrs, resource map[string]string
+	}{
+		{"stdin", nil, nil},
+		{"forward-docker", stream, dockerResource},
+		{"forward-firelens", stream, fireLensResource},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			gen := loadgen.NewPino(1)
+			t := time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC)
+			ld := stdoutRecords(batch, func(int) string {
+				return strings.TrimSuffix(string(gen.Append(nil, t)), "\n")
+			}, bc.attrs, bc.resource)
+			if bc.attrs == nil {
+				rawevent.MarkOneLineScope(ld.ResourceLogs().At(0).ScopeLogs().At(0))
+			}
+			cfg := testConfig("")
+			cfg.Token, cfg.LocalDir = "", b.TempDir()
+			e, err := newLogsExporter(cfg, newHarness().set)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := e.start(context.Background(), componenttest.NewNopHost()); err != nil {
+				b.Fatal(err)
+			}
+			defer e.shutdown(context.Background())
+			devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			e.file.f.Close()
+			e.file.f = devNull
+			for b.Loop() {
+				e.weigher.weigh(ld)
+				if err := e.pushLogs(context.Background(), ld); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/event")
+		})
+	}
 }
