@@ -65,6 +65,7 @@ package decode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"time"
 	"unicode/utf8"
@@ -414,8 +415,12 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 		}
 	}
 
-	hexID(r.traceID[:], line, o, keyTraceID, keyTraceIDCamel)
-	hexID(r.spanID[:], line, o, keySpanID, keySpanIDCamel)
+	if o.has(keyTraceID) || o.has(keyTraceIDCamel) { // r's ids are zero (empty) otherwise
+		r.traceID = traceID(line, o)
+	}
+	if o.has(keySpanID) || o.has(keySpanIDCamel) {
+		r.spanID = spanID(line, o)
+	}
 
 	// Dropped members go with one comma: the one before them, or, for a
 	// run of dropped members at the start, the one after each.
@@ -499,22 +504,47 @@ func sortEdits(e []edit) {
 	}
 }
 
-// hexID fills id from the first of keys whose member is a JSON string of
-// exactly len(id) bytes in hex; id stays zero (empty) otherwise.
-func hexID(id, line []byte, o *object, keys ...int) {
-	for _, k := range keys {
-		if !o.has(k) {
-			continue
+// traceID is the id in the first of trace_id and traceId that is a JSON
+// string of 32 hex digits; empty (zero) if neither is.
+func traceID(line []byte, o *object) (id pcommon.TraceID) {
+	for _, k := range [...]int{keyTraceID, keyTraceIDCamel} {
+		if v, ok := hexString(line, o, k, len(id)); ok {
+			hi, badHi := hex16(v)
+			lo, badLo := hex16(v[16:])
+			if badHi|badLo == 0 {
+				binary.BigEndian.PutUint64(id[:8], hi)
+				binary.BigEndian.PutUint64(id[8:], lo)
+				return id
+			}
 		}
-		v := o.val(line, k)
-		if len(v) != 2*len(id)+2 || v[0] != '"' {
-			continue
-		}
-		if decodeHex(id, v[1:len(v)-1]) {
-			return
-		}
-		clear(id)
 	}
+	return id
+}
+
+// spanID is traceID for span_id and spanId, of 16 hex digits.
+func spanID(line []byte, o *object) (id pcommon.SpanID) {
+	for _, k := range [...]int{keySpanID, keySpanIDCamel} {
+		if v, ok := hexString(line, o, k, len(id)); ok {
+			if x, bad := hex16(v); bad == 0 {
+				binary.BigEndian.PutUint64(id[:], x)
+				return id
+			}
+		}
+	}
+	return id
+}
+
+// hexString returns the text of key k's member if it is a JSON string of
+// 2*n bytes and no escape (a hex digit needs none).
+func hexString(line []byte, o *object, k, n int) ([]byte, bool) {
+	if !o.has(k) {
+		return nil, false
+	}
+	v := o.val(line, k)
+	if len(v) != 2*n+2 || v[0] != '"' {
+		return nil, false
+	}
+	return v[1 : len(v)-1], true
 }
 
 // build writes the decoded records into logs. The records' bodies slice one

@@ -2,44 +2,47 @@ package decode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"testing"
 )
 
-// FuzzDecodeHex holds decodeHex to encoding/hex on ids of 16 and 32 digits.
-func FuzzDecodeHex(f *testing.F) {
-	for _, s := range []string{"4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", "ABCDEFabcdef0189",
-		"0123456789abcdeg", "/:@AFGH`afgh0123", "\x80123456789abcdef", "0000000000000000000000000000000 "} {
+// checkHex16 holds hex16 to encoding/hex on 16 bytes.
+func checkHex16(t *testing.T, src []byte) {
+	t.Helper()
+	v, bad := hex16(src)
+	want, err := hex.DecodeString(string(src))
+	if (bad == 0) != (err == nil) {
+		t.Fatalf("%q: bad %#x, encoding/hex error %v", src, bad, err)
+	}
+	if got := binary.BigEndian.AppendUint64(nil, v); err == nil && !bytes.Equal(got, want) {
+		t.Fatalf("%q: %x, encoding/hex %x", src, got, want)
+	}
+}
+
+// FuzzHex16 holds hex16 to encoding/hex on 16 digits.
+func FuzzHex16(f *testing.F) {
+	for _, s := range []string{"4bf92f3577b34da6", "00f067aa0ba902b7", "ABCDEFabcdef0189",
+		"0123456789abcdeg", "/:@AFGH`afgh0123", "\x80123456789abcde", "000000000000000 "} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		if len(src)%8 != 0 || len(src) > 64 {
+		if len(src) != 16 {
 			return
 		}
-		got := make([]byte, len(src)/2)
-		ok := decodeHex(got, src)
-		want, err := hex.DecodeString(string(src))
-		if ok != (err == nil) {
-			t.Fatalf("%q: ok %v, encoding/hex error %v", src, ok, err)
-		}
-		if ok && !bytes.Equal(got, want) {
-			t.Fatalf("%q: %x, encoding/hex %x", src, got, want)
-		}
+		checkHex16(t, src)
 	})
 }
 
-// TestDecodeHexEveryByte puts each byte value at each position of an id.
-func TestDecodeHexEveryByte(t *testing.T) {
-	base := []byte("0123456789abcdefABCDEF0123456789")
-	for pos := range base {
-		for c := range 256 {
-			src := bytes.Clone(base)
-			src[pos] = byte(c)
-			got := make([]byte, 16)
-			ok := decodeHex(got, src)
-			want, err := hex.DecodeString(string(src))
-			if ok != (err == nil) || ok && !bytes.Equal(got, want) {
-				t.Fatalf("byte %#x at %d: %x %v, encoding/hex %x %v", c, pos, got, ok, want, err)
+// TestHex16EveryByte puts each byte value at each position of 16 digits of
+// both cases.
+func TestHex16EveryByte(t *testing.T) {
+	for _, base := range []string{"0123456789abcdef", "ABCDEF0123456789", "fedcba9876543210", "9aF0fA09aF0fA09a"} {
+		for pos := range len(base) {
+			for c := range 256 {
+				src := []byte(base)
+				src[pos] = byte(c)
+				checkHex16(t, src)
 			}
 		}
 	}
