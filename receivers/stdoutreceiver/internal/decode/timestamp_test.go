@@ -1,0 +1,67 @@
+package decode
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// wantInt is what parseInt must return: a plain integer of 1 to 18 digits
+// (an optional minus aside) as strconv reads it, anything else not.
+func wantInt(num string) (int64, bool) {
+	digits := strings.TrimPrefix(num, "-")
+	if len(digits) == 0 || len(digits) > 18 || strings.Trim(digits, "0123456789") != "" {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	return v, err == nil
+}
+
+func checkParseInt(t *testing.T, num string) {
+	t.Helper()
+	v, ok := parseInt([]byte(num))
+	if want, wantOK := wantInt(num); v != want || ok != wantOK {
+		t.Fatalf("parseInt(%q) = %d %v, want %d %v", num, v, ok, want, wantOK)
+	}
+}
+
+// TestParseIntLengths covers every length, the eight-digit steps' edges
+// (8, 15, 16, 17 digits) among them, with and without a minus, with
+// leading zeros and with each digit.
+func TestParseIntLengths(t *testing.T) {
+	for n := range 21 {
+		for _, digits := range []string{
+			strings.Repeat("9", n), strings.Repeat("0", n), strings.Repeat("0", max(n-1, 0)) + "1",
+			("1234567890123456789012")[:n], ("9876543210987654321098")[:n], ("1000000000000000000000")[:n],
+		} {
+			checkParseInt(t, digits)
+			checkParseInt(t, "-"+digits)
+		}
+	}
+	checkParseInt(t, "1764504000000") // pino's time
+	checkParseInt(t, "--1")
+}
+
+// TestParseIntEveryByte puts each byte that is not a digit at each position
+// of numbers of 1 to 18 digits.
+func TestParseIntEveryByte(t *testing.T) {
+	for n := 1; n <= 18; n++ {
+		base := ("123456789012345678")[:n]
+		for pos := range n {
+			for c := range 256 {
+				num := []byte(base)
+				num[pos] = byte(c)
+				checkParseInt(t, string(num))
+				checkParseInt(t, "-"+string(num))
+			}
+		}
+	}
+}
+
+// FuzzParseInt holds parseInt to strconv.
+func FuzzParseInt(f *testing.F) {
+	for _, s := range []string{"30", "1764504000000", "-1234567890123456", "12345678901234567", "0012345678", "1234567/", ":1234567"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, num string) { checkParseInt(t, num) })
+}
