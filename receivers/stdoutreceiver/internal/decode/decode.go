@@ -430,7 +430,7 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 		for i := range o.members {
 			m := &o.members[i]
 			switch {
-			case !o.superseded[i] && i != dropTime:
+			case !o.isSuperseded(i) && i != dropTime:
 				kept = true
 			case kept:
 				edits = append(edits, edit{start: m.Sep, end: m.ValEnd, kind: editRemove})

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"slices"
 
 	"github.com/sidecarhq/sidecar/internal/jsontext"
@@ -34,6 +35,18 @@ const (
 	keyResourceSpans         // resourceSpans (OTLP/JSON traces)
 	numKeys
 )
+
+// keyNames are the keys by index, as keyIndex finds them.
+var keyNames = [numKeys]string{"_time", "time", "timestamp", "ts", "@timestamp", "level", "log.level",
+	"severity", "trace_id", "traceId", "span_id", "spanId", "resourceSpans"}
+
+// knownKeyBits has the filterBit of each of keyNames.
+var knownKeyBits = func() (bits uint64) {
+	for _, k := range keyNames {
+		bits |= filterBit([]byte(k))
+	}
+	return bits
+}()
 
 func keyIndex(k []byte) int {
 	switch string(k) { // the compiler does not allocate for this conversion
@@ -74,11 +87,15 @@ type object struct {
 	members    []member
 	// superseded marks the members a later member of the same key
 	// supersedes: JSON.parse, and so @axiomhq/pino, keeps the last value.
+	// It is written only on a line with such a member (see isSuperseded).
 	superseded  []bool
 	nSuperseded int          // how many are
 	known       [numKeys]int // 1 + index in members of the key's last occurrence; 0 if absent
 	keys        keySet
 }
+
+// isSuperseded reports whether a later member has member i's key.
+func (o *object) isSuperseded(i int) bool { return o.nSuperseded > 0 && o.superseded[i] }
 
 // has reports whether key k is present; at returns its last occurrence.
 func (o *object) has(k int) bool   { return o.known[k] > 0 }
@@ -105,29 +122,19 @@ func scanObject(line []byte, o *object) bool {
 
 // lookAtKeys fills o.known and marks superseded members (in a local
 // slice, stored once by the caller: a store into o per member costs a write
-// barrier while the GC runs).
+// barrier while the GC runs). superseded is only written, and so cleared,
+// from the line's first duplicate key on (see object.nSuperseded).
 func (o *object) lookAtKeys(line []byte, members []member, superseded []bool) []bool {
-	superseded = slices.Grow(superseded[:0], len(members))[:len(members)]
-	clear(superseded)
 	// Keys compare as JSON.parse sees them: "\u0074ime" is time. Most
-	// lines' keys are few, plain and distinct, which a 64-bit filter of
-	// (length, first and last byte) shows; this loop takes them, and
-	// makes no call, so Go keeps its variables in registers. The first key
-	// that is escaped, past smallKeys or maybe seen before goes on below.
-	n, filter := 0, uint64(0)
-	for ; n < len(members) && n < smallKeys; n++ {
-		m := &members[n]
-		if m.Escaped {
-			break
-		}
-		key := line[m.KeyStart+1 : m.KeyEnd-1]
-		bit := filterBit(key)
-		if filter&bit != 0 {
-			break
-		}
-		filter |= bit
-		if idx := keyIndex(key); idx >= 0 {
-			o.known[idx] = n + 1
+	// lines' keys are few, plain and distinct: plainKeys takes them, and
+	// the first key that is escaped, past smallKeys or maybe seen before
+	// goes on below.
+	n, filter, maybeKnown := plainKeys(line, members)
+	for ; maybeKnown != 0; maybeKnown &= maybeKnown - 1 {
+		j := bits.TrailingZeros32(maybeKnown)
+		m := &members[j]
+		if idx := keyIndex(line[m.KeyStart+1 : m.KeyEnd-1]); idx >= 0 {
+			o.known[idx] = j + 1
 		}
 	}
 	o.keys.filter = filter
@@ -145,6 +152,10 @@ func (o *object) lookAtKeys(line []byte, members []member, superseded []bool) []
 			prev = earlierPlain(line, members[:n], key)
 		}
 		if prev >= 0 {
+			if o.nSuperseded == 0 {
+				superseded = slices.Grow(superseded[:0], len(members))[:len(members)]
+				clear(superseded)
+			}
 			superseded[prev] = true
 			o.nSuperseded++
 		}
@@ -153,6 +164,34 @@ func (o *object) lookAtKeys(line []byte, members []member, superseded []bool) []
 		}
 	}
 	return superseded
+}
+
+// plainKeys goes through the first of members while their keys are plain
+// (not escaped), fewer than smallKeys and distinct, as a 64-bit filter of
+// (length, first and last byte) shows. It returns how many it took, their
+// filter, and a mask of the members whose key has a known key's bit, to
+// look up (keyIndex). It makes no call, so Go keeps its variables in
+// registers.
+func plainKeys(line []byte, members []member) (n int, filter uint64, maybeKnown uint32) {
+	for limit := min(len(members), smallKeys); n < limit; n++ {
+		m := &members[n]
+		if m.Escaped {
+			break
+		}
+		start, end := m.KeyStart+1, m.KeyEnd-1
+		bit := uint64(1) // filterBit, without making the slice
+		if start < end {
+			bit <<= (uint(end-start)*7 + uint(line[start])*3 + uint(line[end-1])) % 64
+		}
+		if filter&bit != 0 {
+			break
+		}
+		filter |= bit
+		if bit&knownKeyBits != 0 {
+			maybeKnown |= 1 << n
+		}
+	}
+	return n, filter, maybeKnown
 }
 
 // keySet finds a line's duplicate keys: an open-addressing hash table of
