@@ -16,8 +16,28 @@ import (
 // compares null, false and [] as 0, true as 1, a one-number array as that
 // number, and anything else (objects, other arrays) as NaN: "silent".
 func jsLevel(v []byte) (text string, sev plog.SeverityNumber) {
+	// pino's levels (10 ... 60) and most others are one or two digits.
+	if len(v) <= 2 && '0' <= v[0] && v[0] <= '9' && (len(v) == 1 || '0' <= v[1] && v[1] <= '9') {
+		n := v[0] - '0'
+		if len(v) == 2 {
+			n = 10*n + v[1] - '0'
+		}
+		l := &smallLevels[n]
+		return l.name, l.sev
+	}
 	return loglevel.Pino(jsNumber(v))
 }
+
+// smallLevels holds loglevel.Pino's answer for 0 to 99.
+var smallLevels = func() (ls [100]struct {
+	name string
+	sev  plog.SeverityNumber
+}) {
+	for i := range ls {
+		ls[i].name, ls[i].sev = loglevel.Pino(float64(i))
+	}
+	return ls
+}()
 
 func jsNumber(v []byte) float64 {
 	switch v[0] {
