@@ -35,6 +35,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	setMemoryLimit()
+	targetGC()
 	cmd := otelcol.NewCommand(settings(defaultURI()))
 	cmd.AddCommand(newHealthCommand(), newStatusCommand())
 	cmd.SetArgs(withDefaultConfig(os.Args[1:], defaultURI()))

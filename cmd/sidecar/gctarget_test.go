@@ -1,0 +1,108 @@
+package main
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+func TestGCPercentFor(t *testing.T) {
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, maxGCPercent},
+		{1 << 20, maxGCPercent},         // 24x would be allowed: capped
+		{6 << 20, maxGCPercent},         // reaches the ceiling exactly at 300%
+		{8 << 20, 200},                  // 8 + 16 = 24 MiB
+		{10 << 20, 140},                 // 10 + 14
+		{12 << 20, minGCPercent},        // the default growth reaches the ceiling
+		{20 << 20, minGCPercent},        // past half the ceiling: never below the default
+		{heapCeiling * 2, minGCPercent}, // past the ceiling
+	} {
+		if got := gcPercentFor(tc.live, heapCeiling); got != tc.want {
+			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", tc.live>>20, got, tc.want)
+		}
+	}
+}
+
+// gcPercent is the runtime's current GC target.
+func gcPercent(t *testing.T) uint64 {
+	t.Helper()
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// keepGCPercent restores the GC target the test found.
+func keepGCPercent(t *testing.T) {
+	orig := debug.SetGCPercent(100)
+	debug.SetGCPercent(orig)
+	t.Cleanup(func() { debug.SetGCPercent(orig) })
+}
+
+func TestTargetGCLeavesAUsersGOGC(t *testing.T) {
+	keepGCPercent(t)
+	t.Setenv("GOGC", "150")
+	debug.SetGCPercent(150) // what the runtime read from it at start
+	if tg := targetGC(); tg != nil {
+		tg.stop()
+		t.Fatal("targetGC started with GOGC set")
+	}
+	runtime.GC()
+	runtime.GC()
+	if got := gcPercent(t); got != 150 {
+		t.Fatalf("GC target %d after two cycles with GOGC=150 set, want 150", got)
+	}
+}
+
+// TestTargetGCFollowsTheLiveHeap holds a live heap past the ceiling and
+// lets it go: the target drops to the default growth and comes back, set
+// by the cycles themselves. The ceiling is relative to the heap the test
+// binary holds already (other tests leave some).
+func TestTargetGCFollowsTheLiveHeap(t *testing.T) {
+	keepGCPercent(t)
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
+	if tg := targetGC(); tg == nil {
+		t.Fatal("targetGC did not start without GOGC")
+	} else {
+		tg.stop()
+	}
+
+	base := max(liveHeap(), 1<<20)
+	tg := startGCTargeter(10 * base)
+	t.Cleanup(tg.stop)
+	waitGCPercent(t, maxGCPercent)
+
+	held := make([]byte, 10*base)
+	waitGCPercent(t, minGCPercent)
+	runtime.KeepAlive(held)
+
+	waitGCPercent(t, maxGCPercent)
+}
+
+// liveHeap is the heap a full cycle finds live.
+func liveHeap() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: liveHeapMetric}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// waitGCPercent runs cycles until the target is want (the finalizer that
+// sets it runs just after a cycle).
+func waitGCPercent(t *testing.T, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for gcPercent(t) != uint64(want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("GC target %d with %d MiB live, want %d", gcPercent(t), liveHeap()>>20, want)
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
