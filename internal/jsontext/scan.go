@@ -99,11 +99,13 @@ func StringEnd[T Text](s T, i int) (end int, escaped, ok bool) {
 // slash have their high bits where x has, so the three zero tests share one
 // mask of x's high bits (bytes from 0x80, UTF-8, are never flagged).
 func specialBytes(x uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	quote := x ^ ('"' * ones)
 	slash := x ^ ('\\' * ones)
 	return ((quote - ones) | (slash - ones) | (x - 0x20*ones)) &^ x & highs
 }
+
+// ones and highs are a byte's 1 and its high bit in each byte of a word.
+const ones, highs = 0x0101010101010101, 0x8080808080808080
 
 // plainByte marks the bytes a JSON string can hold without a closer look:
 // not a quote, not a backslash, not a control character.

@@ -50,7 +50,7 @@ func Members[T Text](s T, i int, dst []Member) ([]Member, int, bool) {
 // the grammar's states.
 func walk[T Text](s T, i int, w *walker) (int, bool) {
 	// The enclosing level a ValueEnd value is a member of counts: see MaxDepth.
-	w.maxOpen, w.recordDepth = MaxDepth-1, -1
+	w.maxOpen, w.recordDepth = MaxDepth-1, 0
 	if w.record {
 		w.maxOpen, w.recordDepth = MaxDepth, 1
 	}
@@ -61,11 +61,10 @@ value: // a value starts at s[i]
 	}
 	switch c := s[i]; {
 	case c == '"':
-		w.inKey = false
 		goto str
 	case c == '{' || c == '[':
 		goto open
-	case c == '-' || '0' <= c && c <= '9':
+	case c-'0' < 10 || c == '-':
 		goto number
 	case c == 't':
 		if !hasLiteral(s, i, "true") {
@@ -84,8 +83,8 @@ value: // a value starts at s[i]
 		i += len("null")
 	case w.depth > 0 && isSpace(c): // whitespace is looked for only where a token is not
 		i = SkipSpace(s, i)
-		if w.depth == w.recordDepth && w.n <= len(w.members) {
-			w.members[w.n-1].ValStart = i
+		if k := uint(w.n - 1); w.depth == w.recordDepth && k < uint(len(w.members)) {
+			w.members[k].ValStart = i
 		}
 		goto value
 	default:
@@ -94,103 +93,106 @@ value: // a value starts at s[i]
 	goto valueEnd
 
 str: // s[i] == '"' opens a string
-	w.start, w.escaped = i, false
 	i++
-	for {
-		// Eight bytes at a time: strings are most of a log line.
-		for i+8 <= len(s) {
-			if stop := stopBytes(load64(s, i)); stop != 0 {
-				i += bits.TrailingZeros64(stop) / 8
-				goto look
-			}
-			i += 8
+strRest: // the string goes on at s[i]
+	if i < 0 { // never (i is past a quote), but it lets the compiler drop the loads' bounds checks
+		return 0, false
+	}
+	// Eight bytes at a time: strings are most of a log line.
+	for i <= len(s)-8 {
+		if stop := stopBytes(load64(s, i)); stop != 0 {
+			i += bits.TrailingZeros64(stop) / 8
+			goto look
 		}
-		for i < len(s) && plainASCII[s[i]] {
-			i++
+		i += 8
+	}
+	for i < len(s) && plainASCII[s[i]] {
+		i++
+	}
+	if i >= len(s) {
+		return 0, false
+	}
+look: // s[i] ends a run of plain bytes in a string
+	switch s[i] {
+	case '"':
+		i++
+		if w.inKey {
+			goto colon
 		}
-		if i >= len(s) {
+		goto valueEnd
+	case '\\':
+		w.escaped = true
+		if i+1 >= len(s) {
 			return 0, false
 		}
-	look:
-		switch s[i] {
-		case '"':
+		switch s[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if i+6 > len(s) || !hexDigit[s[i+2]] || !hexDigit[s[i+3]] || !hexDigit[s[i+4]] || !hexDigit[s[i+5]] {
+				return 0, false
+			}
+			i += 6
+		default:
+			return 0, false
+		}
+	default:
+		if s[i] < 0x20 { // a control character
+			return 0, false
+		}
+		if !w.record {
 			i++
-			if w.inKey {
-				goto colon
+			goto strRest
+		}
+		// Members checks UTF-8 (RFC 3629) here, where it stops anyway:
+		// a lead byte, then continuation bytes, the first of them in a
+		// narrower range where that excludes overlong forms, surrogates
+		// and code points past U+10FFFF.
+		c, lo, hi, n := s[i], byte(0x80), byte(0xBF), 0
+		switch {
+		case 0xC2 <= c && c <= 0xDF:
+			n = 1
+		case 0xE0 <= c && c <= 0xEF:
+			n = 2
+			if c == 0xE0 {
+				lo = 0xA0
+			} else if c == 0xED {
+				hi = 0x9F
 			}
-			goto valueEnd
-		case '\\':
-			w.escaped = true
-			if i+1 >= len(s) {
-				return 0, false
-			}
-			switch s[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(s) || !hexDigit[s[i+2]] || !hexDigit[s[i+3]] || !hexDigit[s[i+4]] || !hexDigit[s[i+5]] {
-					return 0, false
-				}
-				i += 6
-			default:
-				return 0, false
+		case 0xF0 <= c && c <= 0xF4:
+			n = 3
+			if c == 0xF0 {
+				lo = 0x90
+			} else if c == 0xF4 {
+				hi = 0x8F
 			}
 		default:
-			if s[i] < 0x20 { // a control character
+			return 0, false
+		}
+		if i+n >= len(s) || s[i+1] < lo || s[i+1] > hi {
+			return 0, false
+		}
+		for k := 2; k <= n; k++ {
+			if s[i+k]&0xC0 != 0x80 {
 				return 0, false
 			}
-			if !w.record {
-				i++
-				continue
-			}
-			// Members checks UTF-8 (RFC 3629) here, where it stops anyway:
-			// a lead byte, then continuation bytes, the first of them in a
-			// narrower range where that excludes overlong forms, surrogates
-			// and code points past U+10FFFF.
-			c, lo, hi, n := s[i], byte(0x80), byte(0xBF), 0
-			switch {
-			case 0xC2 <= c && c <= 0xDF:
-				n = 1
-			case 0xE0 <= c && c <= 0xEF:
-				n = 2
-				if c == 0xE0 {
-					lo = 0xA0
-				} else if c == 0xED {
-					hi = 0x9F
-				}
-			case 0xF0 <= c && c <= 0xF4:
-				n = 3
-				if c == 0xF0 {
-					lo = 0x90
-				} else if c == 0xF4 {
-					hi = 0x8F
-				}
-			default:
-				return 0, false
-			}
-			if i+n >= len(s) || s[i+1] < lo || s[i+1] > hi {
-				return 0, false
-			}
-			for k := 2; k <= n; k++ {
-				if s[i+k]&0xC0 != 0x80 {
-					return 0, false
-				}
-			}
-			i += n + 1
+		}
+		i += n + 1
+	}
+	goto strRest
+
+number: // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, s[i] is '-' or a digit
+	if s[i] == '-' {
+		if i++; i >= len(s) || s[i]-'0' >= 10 {
+			return 0, false
 		}
 	}
-
-number: // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-	if s[i] == '-' {
+	if s[i] == '0' {
 		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && '1' <= s[i] && s[i] <= '9':
+	} else {
 		i++
 		// Eight digits at a time: a millisecond timestamp has thirteen.
-		for i+8 <= len(s) {
+		for i <= len(s)-8 {
 			if other := nonDigits(load64(s, i)); other != 0 {
 				i += bits.TrailingZeros64(other) / 8
 				goto fraction
@@ -198,8 +200,6 @@ number: // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 			i += 8
 		}
 		i = digitsEnd(s, i)
-	default:
-		return 0, false
 	}
 fraction:
 	if i < len(s) && s[i] == '.' {
@@ -208,7 +208,7 @@ fraction:
 			return 0, false
 		}
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+	if i < len(s) && s[i]|0x20 == 'e' {
 		digits := i + 1
 		if digits < len(s) && (s[digits] == '+' || s[digits] == '-') {
 			digits++
@@ -220,15 +220,19 @@ fraction:
 	goto valueEnd
 
 colon: // a key ended before s[i]
-	w.keyEnd = i
-	if i >= len(s) || s[i] != ':' {
-		if i = SkipSpace(s, i); i >= len(s) || s[i] != ':' {
-			return 0, false
+	w.inKey = false
+keyEnd: // a key ended before s[i], and w.inKey is false
+	{
+		keyEnd := i
+		if i >= len(s) || s[i] != ':' {
+			if i = SkipSpace(s, i); i >= len(s) || s[i] != ':' {
+				return 0, false
+			}
 		}
-	}
-	i++
-	if w.depth == w.recordDepth {
-		w.member(i) // its ValStart moves on past whitespace at value
+		i++
+		if w.depth == w.recordDepth {
+			w.member(keyEnd, i) // its ValStart moves on past whitespace at value
+		}
 	}
 	goto value
 
@@ -248,8 +252,26 @@ member: // a member or element of the innermost container starts at s[i]
 		goto value
 	}
 	if i < len(s) && s[i] == '"' {
+		w.start, w.escaped = i, false
+		i++
+		// A key of up to seven plain bytes (most keys) ends in the first
+		// eight bytes, tested here without the string loop's flag; other
+		// keys, and keys too near the end of the text, go its way.
+		if i <= len(s)-8 {
+			x := load64(s, i)
+			if stop := stopBytes(x); stop != 0 {
+				at := bits.TrailingZeros64(stop) &^ 7
+				if i += at / 8; byte(x>>at) == '"' {
+					i++
+					goto keyEnd
+				}
+				w.inKey = true
+				goto look
+			}
+			i += 8
+		}
 		w.inKey = true
-		goto str
+		goto strRest
 	}
 	if i < len(s) && isSpace(s[i]) {
 		i = SkipSpace(s, i)
@@ -258,11 +280,13 @@ member: // a member or element of the innermost container starts at s[i]
 	return 0, false
 
 valueEnd: // a value ended before s[i]
-	if w.depth == 0 {
-		return i, true
-	}
-	if w.depth == w.recordDepth && w.n <= len(w.members) {
-		w.members[w.n-1].ValEnd = i
+	if w.depth == w.recordDepth { // ValueEnd's whole value, or a member's that Members records
+		if w.depth == 0 {
+			return i, true
+		}
+		if k := uint(w.n - 1); k < uint(len(w.members)) {
+			w.members[k].ValEnd = i
+		}
 	}
 afterValue:
 	if i >= len(s) {
@@ -299,24 +323,23 @@ type walker struct {
 	depth    int                          // open containers
 	maxOpen  int
 	inObject bool // the innermost open container is an object
-	inKey    bool // the string being scanned is a key
-	escaped  bool // it holds escape sequences
-	start    int  // where it starts
+	inKey    bool // the string being scanned is a key (set only where the key's own loop hands over)
+	escaped  bool // the last key holds escape sequences
+	start    int  // where the last key starts
 
 	record      bool     // record the outermost object's members
-	recordDepth int      // 1 when they are recorded, else -1: one test of the depth
+	recordDepth int      // 1 when they are recorded, else 0 (where ValueEnd's value ends): one test of the depth
 	members     []Member // where: the first len(members) of them
 	n           int      // how many there are so far
-	keyEnd      int      // just past the last key
 	sep         int      // the comma before the next member
 }
 
 // member records the outermost object's next member, whose key is the last
 // string scanned and whose value starts at valStart, when there is room.
-func (w *walker) member(valStart int) {
-	if w.n < len(w.members) {
-		m := &w.members[w.n]
-		m.KeyStart, m.KeyEnd, m.ValStart, m.Sep, m.Escaped = w.start, w.keyEnd, valStart, w.sep, w.escaped
+func (w *walker) member(keyEnd, valStart int) {
+	if k := uint(w.n); k < uint(len(w.members)) {
+		m := &w.members[k]
+		m.KeyStart, m.KeyEnd, m.ValStart, m.Sep, m.Escaped = w.start, keyEnd, valStart, w.sep, w.escaped
 	}
 	w.n++
 }
@@ -372,20 +395,29 @@ var hexDigit = func() (t [256]bool) {
 // isSpace reports whether c is JSON whitespace.
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// stopBytes is specialBytes that also flags the bytes from 0x80, where
-// Members checks UTF-8; the lowest flag is exact for the same reason.
+// stopBytes flags the bytes of x that end a run of plain string bytes for
+// walk: those specialBytes flags, and also those from 0x80, where Members
+// checks UTF-8; the lowest flag is exact for the same reason. Two tests
+// cover them all: x^0x02 keeps 0x00-0x1F below 0x20, moves '"' to 0x20 and
+// ' ' to 0x22, so the quote and the control characters are its bytes below
+// 0x21; x^'\\' is zero at a backslash. Both keep a byte's high bit, and
+// after the subtractions every byte from 0x80 has it in one of them (the
+// second loses it only at 0xDC, which the first keeps as 0xDE-0x21).
 func stopBytes(x uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	quote := x ^ ('"' * ones)
-	slash := x ^ ('\\' * ones)
-	return ((quote - ones) | (slash - ones) | (x - 0x20*ones) | x) & highs
+	m := &stopMasks
+	return (((x ^ m[0]) - m[1]) | ((x ^ m[2]) - m[3])) & m[4]
 }
 
+// stopMasks are stopBytes' constants in memory: x86 folds a load into the
+// subtraction or the mask that uses it, where a 64-bit constant takes an
+// instruction of its own (three fewer per eight bytes of a string).
+var stopMasks = [5]uint64{0x02 * ones, 0x21 * ones, '\\' * ones, ones, highs}
+
 // nonDigits flags the bytes of x that are not '0'-'9' with their high bit;
-// the lowest flag is exact, as in specialBytes.
+// the lowest flag is exact, as in specialBytes. The first test flags the
+// bytes below '0' and from 0xB0, the second those above '9' below 0xBA.
 func nonDigits(x uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	return ((x - '0'*ones) | (x + (0x80-'9'-1)*ones) | x) & highs
+	return ((x - '0'*ones) | (x + (0x80-'9'-1)*ones)) & highs
 }
 
 // plainASCII is plainByte without the bytes from 0x80, for stopBytes.
