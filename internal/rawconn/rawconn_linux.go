@@ -1,0 +1,160 @@
+package rawconn
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// maxRW bounds one system call, as internal/poll does: some kernels refuse
+// larger counts.
+const maxRW = 1 << 30
+
+// Wrap returns c with Read and Write made raw when c is a TCP connection,
+// otherwise c itself. Its other methods (Close, deadlines, addresses) are
+// c's.
+func Wrap(c net.Conn) net.Conn {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return c
+	}
+	return &conn{Conn: tc, rc: rc}
+}
+
+// conn embeds net.Conn, not *net.TCPConn, so that io.Copy cannot reach
+// TCPConn's ReadFrom and WriteTo, which would write and read past conn.
+type conn struct {
+	net.Conn
+	rc syscall.RawConn
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := Read(c.rc, p)
+	if err != nil && err != io.EOF {
+		err = c.opError("read", err)
+	}
+	return n, err
+}
+
+func (c *conn) Write(p []byte) (int, error) {
+	n, err := Write(c.rc, p)
+	if err != nil {
+		err = c.opError("write", err)
+	}
+	return n, err
+}
+
+// opError wraps err as net.Conn's Read and Write do: an errno in an
+// os.SyscallError, all in a net.OpError. RawConn's own errors (deadline
+// exceeded, closed) already come in a net.OpError, named "raw-read" or
+// "raw-write".
+func (c *conn) opError(op string, err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		oe.Op = op
+		return oe
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		err = os.NewSyscallError(op, errno)
+	}
+	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+}
+
+// Read reads into p from the stream socket under rc, waiting in the poller
+// while it has nothing, as net.Conn's Read does: io.EOF once the peer has
+// closed, 0 and no error for an empty p. Errors are rc's (closed, deadline
+// exceeded) or a bare syscall.Errno.
+func Read(rc syscall.RawConn, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if len(p) > maxRW {
+		p = p[:maxRW]
+	}
+	var n int
+	var errno syscall.Errno
+	err := rc.Read(func(fd uintptr) bool {
+		for {
+			n, errno = readNow(fd, p)
+			switch errno {
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false // nothing there yet: wait in the poller
+			}
+			return true
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, errno
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// Write writes all of p to the stream socket under rc, waiting in the
+// poller while its send buffer is full, as net.Conn's Write does. It
+// returns how much was written before an error (rc's, such as a write
+// deadline, or a bare syscall.Errno such as EPIPE).
+func Write(rc syscall.RawConn, p []byte) (int, error) {
+	var written int
+	var errno syscall.Errno
+	var eof bool
+	err := rc.Write(func(fd uintptr) bool {
+		for written < len(p) {
+			n, e := writeNow(fd, p[written:min(len(p), written+maxRW)])
+			switch e {
+			case 0:
+				if n == 0 { // a socket takes at least a byte or says why not
+					eof = true
+					return true
+				}
+				written += n
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return false // send buffer full: wait in the poller
+			default:
+				errno = e
+				return true
+			}
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return written, err
+	case errno != 0:
+		return written, errno
+	case eof:
+		return written, io.ErrUnexpectedEOF
+	}
+	return written, nil
+}
+
+func readNow(fd uintptr, p []byte) (int, syscall.Errno) {
+	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(n), errno
+}
+
+// writeNow sends with MSG_NOSIGNAL: a peer that has gone makes it fail with
+// EPIPE, without a SIGPIPE.
+func writeNow(fd uintptr, p []byte) (int, syscall.Errno) {
+	var ptr unsafe.Pointer
+	if len(p) > 0 {
+		ptr = unsafe.Pointer(&p[0])
+	}
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(ptr), uintptr(len(p)), syscall.MSG_NOSIGNAL, 0, 0)
+	return int(n), errno
+}
