@@ -120,7 +120,7 @@ func (b *base) start(ctx context.Context, host component.Host, what string) erro
 		return nil
 	}
 	cc := b.httpClientConfig()
-	client, err := cc.ToClient(ctx, host.GetExtensions(), b.set.TelemetrySettings)
+	client, err := cc.ToClient(ctx, withRawDial(&cc, host.GetExtensions()), b.set.TelemetrySettings)
 	if err != nil {
 		return err
 	}

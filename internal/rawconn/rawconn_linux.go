@@ -25,17 +25,18 @@ func Wrap(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	return &conn{Conn: tc, rc: rc}
+	return &Conn{Conn: tc, rc: rc}
 }
 
-// conn embeds net.Conn, not *net.TCPConn, so that io.Copy cannot reach
-// TCPConn's ReadFrom and WriteTo, which would write and read past conn.
-type conn struct {
+// Conn is a TCP connection whose Read and Write are raw (see Wrap). It
+// embeds net.Conn, not *net.TCPConn, so that io.Copy cannot reach
+// TCPConn's ReadFrom and WriteTo, which would go around them.
+type Conn struct {
 	net.Conn
 	rc syscall.RawConn
 }
 
-func (c *conn) Read(p []byte) (int, error) {
+func (c *Conn) Read(p []byte) (int, error) {
 	n, err := Read(c.rc, p)
 	if err != nil && err != io.EOF {
 		err = c.opError("read", err)
@@ -43,7 +44,7 @@ func (c *conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (c *conn) Write(p []byte) (int, error) {
+func (c *Conn) Write(p []byte) (int, error) {
 	n, err := Write(c.rc, p)
 	if err != nil {
 		err = c.opError("write", err)
@@ -55,7 +56,7 @@ func (c *conn) Write(p []byte) (int, error) {
 // os.SyscallError, all in a net.OpError. RawConn's own errors (deadline
 // exceeded, closed) already come in a net.OpError, named "raw-read" or
 // "raw-write".
-func (c *conn) opError(op string, err error) error {
+func (c *Conn) opError(op string, err error) error {
 	var oe *net.OpError
 	if errors.As(err, &oe) {
 		oe.Op = op

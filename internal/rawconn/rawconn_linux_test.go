@@ -62,8 +62,8 @@ func randomBytes(n int) []byte {
 
 func TestWrapMakesOnlyTCPConnectionsRaw(t *testing.T) {
 	c, _ := tcpPair(t, Wrap)
-	if _, ok := c.(*conn); !ok {
-		t.Fatalf("Wrap(TCP) = %T, want *conn", c)
+	if _, ok := c.(*Conn); !ok {
+		t.Fatalf("Wrap(TCP) = %T, want *Conn", c)
 	}
 	p1, p2 := net.Pipe()
 	defer p1.Close()
@@ -137,7 +137,7 @@ func setBuffers(t *testing.T, c net.Conn, s *net.TCPConn, size int) {
 	switch c := c.(type) {
 	case *net.TCPConn:
 		tc = c
-	case *conn:
+	case *Conn:
 		tc = c.Conn.(*net.TCPConn)
 	}
 	if err := tc.SetWriteBuffer(size); err != nil {
@@ -313,7 +313,7 @@ func TestHTTPOverRawConnections(t *testing.T) {
 			if tc, ok := used.(*tls.Conn); ok {
 				used = tc.NetConn()
 			}
-			if _, ok := used.(*conn); !ok {
+			if _, ok := used.(*Conn); !ok {
 				t.Fatalf("the request went over a %T, not a raw connection", used)
 			}
 
