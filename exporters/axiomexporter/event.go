@@ -22,13 +22,17 @@ import (
 // appendEvent appends lr as one NDJSON line. raw says its scope holds raw
 // events, oneLine that their bodies hold no newline (see rawevent). resource
 // is the record's resource attributes already encoded as a JSON object, or
-// empty when there are none. now is the time used when the record carries no
-// timestamp.
-func appendEvent(b []byte, lr plog.LogRecord, raw, oneLine bool, resource []byte, now time.Time) []byte {
+// empty when there are none; attrs encodes a raw record's attributes. now is
+// the time used when the record carries no timestamp.
+func appendEvent(b []byte, lr plog.LogRecord, raw, oneLine bool, resource []byte, attrs *attrsJSON, now time.Time) []byte {
 	body := lr.Body()
 	if raw && body.Type() == pcommon.ValueTypeStr {
 		if obj, ok := rawObject(body.Str()); ok {
-			return appendRawEvent(b, obj, oneLine, lr.Attributes(), resource)
+			var encoded []byte
+			if m := lr.Attributes(); m.Len() > 0 {
+				encoded = attrs.of(m)
+			}
+			return appendRawEvent(b, obj, oneLine, encoded, resource)
 		}
 		// A raw record that breaks the contract still reaches Axiom, as a message.
 	}
@@ -36,19 +40,23 @@ func appendEvent(b []byte, lr plog.LogRecord, raw, oneLine bool, resource []byte
 }
 
 // appendRawEvent writes obj (a JSON object text) as-is, splicing the
-// attributes and resource objects in front of its first field. Unless
-// oneLine vouches there is none, each raw newline in obj becomes a space.
-func appendRawEvent(b []byte, obj string, oneLine bool, attrs pcommon.Map, resource []byte) []byte {
-	if attrs.Len() == 0 && len(resource) == 0 {
-		return append(appendOneLine(b, obj, oneLine), '\n')
+// attributes and resource objects (encoded, or empty for none) in front of
+// its first field. Unless oneLine vouches there is none, each raw newline in
+// obj becomes a space.
+func appendRawEvent(b []byte, obj string, oneLine bool, attrs, resource []byte) []byte {
+	if len(attrs) == 0 && len(resource) == 0 {
+		if oneLine { // appendOneLine's work, without the call
+			return append(append(b, obj...), '\n')
+		}
+		return append(appendOneLine(b, obj, false), '\n')
 	}
 	b = append(b, '{')
-	if attrs.Len() > 0 {
+	if len(attrs) > 0 {
 		b = append(b, `"attributes":`...)
-		b = appendMap(b, attrs)
+		b = append(b, attrs...)
 	}
 	if len(resource) > 0 {
-		if attrs.Len() > 0 {
+		if len(attrs) > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `"resource":`...)
@@ -66,7 +74,16 @@ func appendRawEvent(b []byte, obj string, oneLine bool, attrs pcommon.Map, resou
 // rawObject trims JSON whitespace around s and reports whether what is left
 // looks like an object. The body is trusted to be valid JSON (the rawevent
 // contract); this only guards the splice against an obviously broken body.
+// A body as the receiver writes it, the object alone, is told at once (this
+// much is inlined); one with whitespace around it is trimmed.
 func rawObject(s string) (string, bool) {
+	if len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}' {
+		return s, true
+	}
+	return trimmedObject(s)
+}
+
+func trimmedObject(s string) (string, bool) {
 	for len(s) > 0 && isJSONSpace(s[0]) {
 		s = s[1:]
 	}
@@ -225,6 +242,57 @@ func levelOf(lr plog.LogRecord) string {
 		return s
 	}
 	return loglevel.Name(lr.SeverityNumber())
+}
+
+// attrsJSON is the JSON of the last attributes it encoded, kept while the
+// next record's are the same: the records of a batch mostly carry the same
+// attributes (a Forward connection's stream on each), and comparing a map's
+// string members with the last one's costs less than encoding them again.
+type attrsJSON struct {
+	last [][2]string // the last map's members, when all were strings
+	json []byte
+}
+
+// of is appendMap(nil, m), valid until the next call.
+func (c *attrsJSON) of(m pcommon.Map) []byte {
+	if c.same(m) {
+		return c.json
+	}
+	c.json = appendMap(c.json[:0], m)
+	c.last = c.last[:0]
+	for k, v := range m.All() {
+		if v.Type() != pcommon.ValueTypeStr {
+			c.forget()
+			break
+		}
+		c.last = append(c.last, [2]string{k, v.Str()})
+	}
+	return c.json
+}
+
+// same reports whether m's members are the last map's, in order. The
+// strings are compared one by one: comparing [2]strings is a call.
+func (c *attrsJSON) same(m pcommon.Map) bool {
+	if len(c.last) == 0 || m.Len() != len(c.last) {
+		return false
+	}
+	i := 0
+	for k, v := range m.All() {
+		if v.Type() != pcommon.ValueTypeStr || k != c.last[i][0] || v.Str() != c.last[i][1] {
+			return false
+		}
+		i++
+	}
+	return true
+}
+
+// forget drops the last map, whose strings may hold a batch's memory.
+func (c *attrsJSON) forget() {
+	clear(c.last)
+	c.last = c.last[:0]
+	if cap(c.json) > maxPooledBuffer {
+		c.json = nil
+	}
 }
 
 // appendMap writes m as a JSON object.

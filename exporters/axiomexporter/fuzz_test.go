@@ -141,7 +141,7 @@ func encodeRawBatch(enc *encoder, ld plog.Logs) {
 	raw := rawevent.IsRawScope(sl)
 	lrs := sl.LogRecords()
 	for k := 0; k < lrs.Len(); k++ {
-		enc.events = appendEvent(enc.events, lrs.At(k), raw, false, enc.resource, time.Time{})
+		enc.events = appendEvent(enc.events, lrs.At(k), raw, false, enc.resource, &enc.attrs, time.Time{})
 	}
 }
 
@@ -215,7 +215,7 @@ func BenchmarkEncodeMappedEvents(b *testing.B) {
 		buf = buf[:0]
 		res := appendMap(nil, rl.Resource().Attributes())
 		for k := 0; k < lrs.Len(); k++ {
-			buf = appendEvent(buf, lrs.At(k), false, false, res, msTime)
+			buf = appendEvent(buf, lrs.At(k), false, false, res, new(attrsJSON), msTime)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/event")
@@ -247,4 +247,36 @@ func BenchmarkPushRawLogs(b *testing.B) {
 	if srv.EventCount(logsDS) != b.N*batch {
 		b.Fatalf("fake counted %d events, want %d", srv.EventCount(logsDS), b.N*batch)
 	}
+}
+
+// FuzzAttrsJSON holds the attributes' cache to appendMap over sequences of
+// maps drawn from few keys and values, so that maps repeat, or differ from
+// the last in one key, value, type or position.
+func FuzzAttrsJSON(f *testing.F) {
+	f.Add([]byte{0x01, 0x01, 0x00, 0x01, 0x11, 0x00, 0x12, 0x21})
+	f.Add([]byte{0x31, 0x00, 0x31, 0x00, 0x32, 0x13, 0x00})
+	f.Fuzz(func(t *testing.T, script []byte) {
+		words := []string{"log.iostream", "stdout", "stderr", ""}
+		var c attrsJSON
+		m := pcommon.NewMap()
+		for _, op := range script {
+			if op == 0 { // the map so far is a record's attributes; the next starts empty
+				if got, want := c.of(m), appendMap(nil, m); !bytes.Equal(got, want) {
+					t.Fatalf("%v: %s, want %s", m.AsRaw(), got, want)
+				}
+				m = pcommon.NewMap()
+				continue
+			}
+			k, v := words[op&3], words[op>>2&3]
+			switch op >> 4 & 3 {
+			case 0, 1:
+				m.PutStr(k, v)
+			case 2:
+				m.PutInt(k, int64(op>>6))
+			case 3: // the member moves to the end
+				m.Remove(k)
+				m.PutStr(k, v)
+			}
+		}
+	})
 }

@@ -105,7 +105,7 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 	walk := walkRecords(ld, logPosition{}, enc.resource)
 	for walk.next() {
 		mark := len(enc.events)
-		enc.events = appendEvent(enc.events, walk.record(), walk.raw, walk.oneLine, walk.resource, now)
+		enc.events = appendEvent(enc.events, walk.record(), walk.raw, walk.oneLine, walk.resource, &enc.attrs, now)
 		if n > 0 && len(enc.events) > maxBytes {
 			// This event does not fit: send the ones before it and
 			// begin the next request with it.
@@ -321,7 +321,7 @@ func (e *logsExporter) reencodeChecked(enc *encoder, ld plog.Logs, start logPosi
 			if walk.oneLine && strings.Contains(lr.Body().Str(), "\n") {
 				mended++
 			}
-			enc.events = appendEvent(enc.events, lr, walk.raw, false, walk.resource, now)
+			enc.events = appendEvent(enc.events, lr, walk.raw, false, walk.resource, &enc.attrs, now)
 		}
 		enc.ends = append(enc.ends, len(enc.events))
 	}
@@ -394,6 +394,7 @@ type encoder struct {
 	carry      []byte
 	compressed []byte
 	resource   []byte
+	attrs      attrsJSON
 	zstd       *zstd.Encoder
 }
 
@@ -432,6 +433,7 @@ func (p encoderPool) get() *encoder {
 }
 
 func (p encoderPool) put(enc *encoder) {
+	enc.attrs.forget()
 	if cap(enc.events) > maxPooledBuffer {
 		enc.events = nil
 	}

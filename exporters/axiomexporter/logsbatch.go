@@ -35,11 +35,9 @@ import (
 type logsWeigher struct {
 	minEvent int
 	mu       sync.Mutex
-	scratch  []byte // one event, or a raw event's attributes, at a time
+	scratch  []byte // one event at a time
 	resource []byte // the walk's encoded resource
-
-	lastMap     [][2]string // the last attributes weighed (mapSize), when all strings
-	lastMapSize int
+	attrs    attrsJSON
 }
 
 func newLogsWeigher(batchBytes int64) *logsWeigher {
@@ -69,8 +67,7 @@ func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.S
 
 // done lets go of what a weighing kept.
 func (w *logsWeigher) done() {
-	clear(w.lastMap) // its strings may hold a batch's memory
-	w.lastMap = w.lastMap[:0]
+	w.attrs.forget()
 	if cap(w.scratch) > maxPooledBuffer {
 		w.scratch = nil
 	}
@@ -112,7 +109,7 @@ func (w *logsWeigher) eventSize(lr plog.LogRecord, raw bool, resource []byte) in
 	if body := lr.Body(); raw && body.Type() == pcommon.ValueTypeStr {
 		return w.rawEventSize(len(body.Str()), lr.Attributes(), resource)
 	}
-	w.scratch = appendEvent(w.scratch[:0], lr, raw, false, resource, weighTime)
+	w.scratch = appendEvent(w.scratch[:0], lr, raw, false, resource, &w.attrs, weighTime)
 	return len(w.scratch)
 }
 
@@ -123,43 +120,12 @@ func (w *logsWeigher) eventSize(lr plog.LogRecord, raw bool, resource []byte) in
 // adds a comma.
 func (w *logsWeigher) rawEventSize(n int, attrs pcommon.Map, resource []byte) int {
 	if attrs.Len() > 0 {
-		n += len(`"attributes":`) + w.mapSize(attrs) + len(",")
+		n += len(`"attributes":`) + len(w.attrs.of(attrs)) + len(",")
 	}
 	if len(resource) > 0 {
 		n += len(`"resource":`) + len(resource) + len(",")
 	}
 	return n + len("\n")
-}
-
-// mapSize is the length of appendMap(m). The records of a batch mostly
-// carry the same attributes (a Forward connection's stream on each), so
-// the last map of string values is kept as its members and its length,
-// and comparing the members costs less than encoding them again.
-func (w *logsWeigher) mapSize(m pcommon.Map) int {
-	i, same := 0, len(w.lastMap) > 0 && m.Len() == len(w.lastMap)
-	if same {
-		for k, v := range m.All() {
-			if v.Type() != pcommon.ValueTypeStr || w.lastMap[i] != [2]string{k, v.Str()} {
-				same = false
-				break
-			}
-			i++
-		}
-	}
-	if same {
-		return w.lastMapSize
-	}
-	w.scratch = appendMap(w.scratch[:0], m)
-	w.lastMap, w.lastMapSize = w.lastMap[:0], len(w.scratch)
-	for k, v := range m.All() {
-		if v.Type() != pcommon.ValueTypeStr {
-			w.lastMap = w.lastMap[:0]
-			w.lastMapSize = 0
-			break
-		}
-		w.lastMap = append(w.lastMap, [2]string{k, v.Str()})
-	}
-	return len(w.scratch)
 }
 
 // weigh is ld's weight: each's weights summed, in a loop of its own (the

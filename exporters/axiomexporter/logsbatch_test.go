@@ -1,6 +1,7 @@
 package axiomexporter
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -198,7 +199,7 @@ func TestBatchWeightCoversItsRequest(t *testing.T) {
 			for j := 0; j < rl.ScopeLogs().Len(); j++ {
 				sl := rl.ScopeLogs().At(j)
 				for k := 0; k < sl.LogRecords().Len(); k++ {
-					enc.events = appendEvent(enc.events, sl.LogRecords().At(k), rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl), resource, time.Now())
+					enc.events = appendEvent(enc.events, sl.LogRecords().At(k), rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl), resource, new(attrsJSON), time.Now())
 				}
 			}
 		}
@@ -225,7 +226,7 @@ func TestRecordWeighsItsEventOrPdatasProtobuf(t *testing.T) {
 		n := 0
 		w.each(ld, func(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, weight int) {
 			resource = appendResource(resource[:0], rl)
-			event := len(appendEvent(nil, lr, rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl), resource, weighTime))
+			event := len(appendEvent(nil, lr, rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl), resource, new(attrsJSON), weighTime))
 			if raw := rawevent.IsRawScope(sl); raw && lr.Attributes().Len() == 0 && len(resource) == 0 {
 				event = len(lr.Body().Str()) + 1 // the raw event's bound (TestEventSizeIsTheEventsLength)
 			}
@@ -303,7 +304,7 @@ func TestEventSizeIsTheEventsLength(t *testing.T) {
 					for k, v := range attrs {
 						lr.Attributes().PutStr(k, v)
 					}
-					got, event := w.eventSize(lr, raw, res), len(appendEvent(nil, lr, raw, false, res, weighTime))
+					got, event := w.eventSize(lr, raw, res), len(appendEvent(nil, lr, raw, false, res, new(attrsJSON), weighTime))
 					lo, hi := event, event
 					switch object := len(body) >= 2 && body[0] == '{' && body[len(body)-1] == '}'; {
 					case raw && object && strings.TrimSpace(body[1:len(body)-1]) == "":
@@ -311,7 +312,7 @@ func TestEventSizeIsTheEventsLength(t *testing.T) {
 					case raw && !object: // weighs as an object of its length
 						const object = `{"a":1}`
 						lr.Body().SetStr(object)
-						lo = len(appendEvent(nil, lr, raw, false, res, weighTime)) - len(object) + len(body)
+						lo = len(appendEvent(nil, lr, raw, false, res, new(attrsJSON), weighTime)) - len(object) + len(body)
 						hi = lo
 					}
 					if got < lo || got > hi {
@@ -323,11 +324,11 @@ func TestEventSizeIsTheEventsLength(t *testing.T) {
 	}
 }
 
-// The weigher keeps the last attributes' length while the next record's
-// are the same: every map of a sequence that changes in each way a map can
-// weighs its own encoding.
-func TestMapSizeFollowsEachMap(t *testing.T) {
-	w := newLogsWeigher(2 << 20)
+// attrsJSON keeps the last attributes' JSON while the next record's are
+// the same (the weigher and the encoder both use it): every map of a
+// sequence that changes in each way a map can is its own encoding.
+func TestAttrsJSONFollowsEachMap(t *testing.T) {
+	var c attrsJSON
 	maps := []func(m pcommon.Map){
 		func(m pcommon.Map) { m.PutStr("log.iostream", "stdout") },
 		func(m pcommon.Map) { m.PutStr("log.iostream", "stdout") },
@@ -346,8 +347,8 @@ func TestMapSizeFollowsEachMap(t *testing.T) {
 	for i, fill := range maps {
 		m := pcommon.NewMap()
 		fill(m)
-		if got, want := w.mapSize(m), len(appendMap(nil, m)); got != want {
-			t.Errorf("map %d %v: size %d, its encoding is %d", i, m.AsRaw(), got, want)
+		if got, want := c.of(m), appendMap(nil, m); !bytes.Equal(got, want) {
+			t.Errorf("map %d %v: %s, its encoding is %s", i, m.AsRaw(), got, want)
 		}
 	}
 }
