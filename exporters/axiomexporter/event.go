@@ -249,7 +249,7 @@ func levelOf(lr plog.LogRecord) string {
 // attributes (a Forward connection's stream on each), and comparing a map's
 // string members with the last one's costs less than encoding them again.
 type attrsJSON struct {
-	last [][2]string // the last map's members, when all were strings
+	last [][2]string // after of(m): m's members when all are strings, else none
 	json []byte
 }
 

@@ -78,14 +78,26 @@ func (w *logsWeigher) done() {
 
 // size is the larger of lr's event (or its bound) and its protobuf. The
 // protobuf of a record with a string body and no attributes (stdin's and
-// files' lines, raw or text) is counted from its fields (recordsize), and
-// its body is read once for both.
+// files' lines, raw or text), or string attributes on a raw one (Forward's
+// stream), is counted from its fields (recordsize), and its body is read
+// once for both.
 func (w *logsWeigher) size(lr plog.LogRecord, raw bool, resource []byte) int {
 	body, attrs := lr.Body(), lr.Attributes()
-	if body.Type() != pcommon.ValueTypeStr || attrs.Len() > 0 {
+	if body.Type() != pcommon.ValueTypeStr || attrs.Len() > 0 && !raw {
 		return max(w.eventSize(lr, raw, resource), protoSizer.LogRecordSize(lr))
 	}
 	n := len(body.Str())
+	proto := recordsize.StrBody(lr, n)
+	if attrs.Len() > 0 {
+		event := w.rawEventSize(n, attrs, resource)
+		if len(w.attrs.last) == 0 { // a value that is not a string
+			return max(event, protoSizer.LogRecordSize(lr))
+		}
+		for _, kv := range w.attrs.last { // attrs' members, as rawEventSize found them
+			proto += recordsize.StrAttribute(kv[0], kv[1])
+		}
+		return max(event, proto)
+	}
 	event := n + len("\n") // rawEventSize with nothing to splice in, without the call
 	switch {
 	case !raw:
@@ -93,7 +105,7 @@ func (w *logsWeigher) size(lr plog.LogRecord, raw bool, resource []byte) int {
 	case len(resource) > 0:
 		event = w.rawEventSize(n, attrs, resource)
 	}
-	return max(event, recordsize.StrBody(lr, n))
+	return max(event, proto)
 }
 
 // eventSize is the length of lr's NDJSON event (appendEvent), or for a

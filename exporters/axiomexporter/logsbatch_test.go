@@ -211,15 +211,25 @@ func TestBatchWeightCoversItsRequest(t *testing.T) {
 
 // Each record weighs the larger of its event and its protobuf as pdata
 // sizes it, whether the protobuf is counted from the record's fields
-// (recordsize: stdin's records, raw or text, with a resource or not) or by
-// pdata (records with attributes, or other bodies).
+// (recordsize: stdin's records, raw or text, with a resource or not; raw
+// records with string attributes) or by pdata (other attributes, other
+// bodies).
 func TestRecordWeighsItsEventOrPdatasProtobuf(t *testing.T) {
 	var sizer plog.ProtoMarshaler
+	// Raw records with their stream and no resource weigh their protobuf
+	// (the lines are long enough to weigh more than minEvent); every third
+	// is truncated too, a bool attribute.
+	longLine := func(i int) string { return `{"msg":"` + strings.Repeat("x", 300) + `","seq":` + strconv.Itoa(i) + `}` }
+	streams := stdoutRecords(60, longLine, map[string]string{"log.iostream": "stdout"}, nil)
+	for i, lrs := 0, streams.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords(); i < lrs.Len(); i += 3 {
+		lrs.At(i).Attributes().PutBool("log.truncated", true)
+	}
 	for name, ld := range map[string]plog.Logs{
 		"pino lines": pinoLines(500), "forward records": forwardRecords(500), "firelens records": fireLensRecords(500),
-		"text lines":      stringLogs(500),
-		"no timestamps":   sizedLogs(10, 200, 3000),
-		"with a resource": stdoutRecords(50, shortLine, nil, map[string]string{"fluent.tag": "app"}),
+		"text lines":              stringLogs(500),
+		"no timestamps":           sizedLogs(10, 200, 3000),
+		"with a resource":         stdoutRecords(50, shortLine, nil, map[string]string{"fluent.tag": "app"}),
+		"streams, some truncated": streams,
 	} {
 		w := newLogsWeigher(2 << 20)
 		var resource []byte

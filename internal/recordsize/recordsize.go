@@ -1,7 +1,8 @@
 // Package recordsize counts a log record's protobuf size (what
 // plog.ProtoMarshaler's LogRecordSize gives, and what a disk queue stores)
 // from its fields, for the records the stdout receiver makes most: a string
-// body and no attributes (stdin's and files' lines). The axiom exporter
+// body and no attributes (stdin's and files' lines), or string attributes
+// (Forward's stream on each record: StrAttribute). The axiom exporter
 // weighs every record by its protobuf; pdata's sizer reaches the body's
 // size through two calls and a type switch on its oneof, and tests the
 // trace and span ids through two more. This is one call: 269 -> 228
@@ -55,6 +56,20 @@ func StrBody(lr plog.LogRecord, n int) int {
 		size += len(sid)
 	}
 	return size
+}
+
+// StrAttribute is what an attribute with a string value adds to a
+// record's protobuf size, exactly as pdata counts it: StrBody plus this
+// for each attribute is the size of a record with a string body and
+// string attributes. (pdata also counts a KeyValue's key_strindex, for
+// profiles' dictionaries, which its API cannot set on a log record.)
+func StrAttribute(key, value string) int {
+	av := 1 + varint(uint64(len(value))) + len(value) // AnyValue.string_value, written even when empty
+	kv := 1 + varint(uint64(av)) + av
+	if key != "" {
+		kv += stringField(key)
+	}
+	return 1 + varint(uint64(kv)) + kv
 }
 
 // stringField is the size of a length-delimited field holding s.

@@ -59,3 +59,31 @@ func TestProtoIsPdatasSize(t *testing.T) {
 		}
 	}
 }
+
+// A record with a string body and string attributes, keys and values on
+// both sides of each varint length (empty ones too): StrBody plus
+// StrAttribute for each is pdata's own count.
+func TestStrAttributesArePdatasSize(t *testing.T) {
+	var sizer plog.ProtoMarshaler
+	long := strings.Repeat("y", 1<<14+2)
+	lengths := []int{0, 1, 5, 1<<7 - 4, 1<<7 - 3, 1<<7 - 2, 1<<7 + 2, 1<<14 - 8, 1<<14 - 6, 1<<14 + 2}
+	const body = `{"msg":"ok"}`
+	for _, k := range lengths {
+		for _, v := range lengths {
+			for members := 1; members <= 3; members++ {
+				lr := plog.NewLogRecord()
+				lr.Body().SetStr(body)
+				lr.SetTimestamp(1764615600123456789)
+				want := StrBody(lr, len(body))
+				for i := range members {
+					key := long[:k] + strings.Repeat("k", i) // distinct keys, the first as long as k
+					lr.Attributes().PutStr(key, long[:v])
+					want += StrAttribute(key, long[:v])
+				}
+				if got := sizer.LogRecordSize(lr); got != want {
+					t.Fatalf("key %d, value %d bytes, %d members: StrBody+StrAttribute %d, pdata %d", k, v, members, want, got)
+				}
+			}
+		}
+	}
+}
