@@ -77,11 +77,15 @@ func appendRawEvent(b []byte, obj string, oneLine bool, attrs, resource []byte) 
 // A body as the receiver writes it, the object alone, is told at once (this
 // much is inlined); one with whitespace around it is trimmed.
 func rawObject(s string) (string, bool) {
-	if len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}' {
+	if isBareObject(s) {
 		return s, true
 	}
 	return trimmedObject(s)
 }
+
+// isBareObject reports whether s looks like an object with nothing around
+// it, as the receiver writes raw bodies.
+func isBareObject(s string) bool { return len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}' }
 
 func trimmedObject(s string) (string, bool) {
 	for len(s) > 0 && isJSONSpace(s[0]) {
@@ -90,7 +94,7 @@ func trimmedObject(s string) (string, bool) {
 	for len(s) > 0 && isJSONSpace(s[len(s)-1]) {
 		s = s[:len(s)-1]
 	}
-	return s, len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}'
+	return s, isBareObject(s)
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -105,7 +105,16 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 	walk := walkRecords(ld, logPosition{}, enc.resource)
 	for walk.next() {
 		mark := len(enc.events)
-		enc.events = appendEvent(enc.events, walk.record(), walk.raw, walk.oneLine, walk.resource, &enc.attrs, now)
+		lr := walk.record()
+		// appendEvent's line for stdin's records, without its calls: in a
+		// one-line raw scope without a resource, a string body that is an
+		// object alone (Str is "" for other bodies) and no attributes is
+		// the event as it is.
+		if body := lr.Body().Str(); walk.oneLine && len(walk.resource) == 0 && isBareObject(body) && lr.Attributes().Len() == 0 {
+			enc.events = append(append(enc.events, body...), '\n')
+		} else {
+			enc.events = appendEvent(enc.events, lr, walk.raw, walk.oneLine, walk.resource, &enc.attrs, now)
+		}
 		if n > 0 && len(enc.events) > maxBytes {
 			// This event does not fit: send the ones before it and
 			// begin the next request with it.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -675,5 +677,56 @@ func TestRecordWalkFromEachPosition(t *testing.T) {
 		if !slices.Equal(got, want[skip:]) {
 			t.Errorf("from %v: walked\n%q\nwant\n%q", from, got, want[skip:])
 		}
+	}
+}
+
+// pushLogs writes the records of one-line scopes without a resource
+// (stdin's) without appendEvent's calls: what it writes for every kind of
+// body, with attributes or not, with a resource or not, is appendEvent's.
+func TestPushWritesAppendEventsLines(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig("")
+	cfg.Token, cfg.LocalDir = "", dir
+	exp := startLogs(t, newHarness(), cfg)
+	ld := plog.NewLogs()
+	ts := pcommon.NewTimestampFromTime(time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC))
+	for _, resource := range []bool{false, true} {
+		rl := ld.ResourceLogs().AppendEmpty()
+		if resource {
+			rl.Resource().Attributes().PutStr("service.name", "api")
+		}
+		for _, mark := range []func(plog.ScopeLogs){rawevent.MarkOneLineScope, rawevent.MarkRawScope, func(plog.ScopeLogs) {}} {
+			sl := rl.ScopeLogs().AppendEmpty()
+			mark(sl)
+			for _, body := range []string{`{"a":1}`, `{}`, ` {"a":1} `, `{"a":1}` + "\n", `[1]`, `not json`, `{`, `}`, ``, `{"a":"x` + "\n" + `"}`} {
+				for _, attrs := range []bool{false, true} {
+					lr := sl.LogRecords().AppendEmpty()
+					lr.SetTimestamp(ts)
+					lr.Body().SetStr(body)
+					if attrs {
+						lr.Attributes().PutStr("log.iostream", "stdout")
+					}
+				}
+			}
+			lr := sl.LogRecords().AppendEmpty()
+			lr.SetTimestamp(ts)
+			lr.Body().SetEmptyMap().PutStr("msg", "{a map}")
+			lr = sl.LogRecords().AppendEmpty()
+			lr.SetTimestamp(ts)
+			lr.Body().SetInt(7)
+		}
+	}
+	if err := exp.ConsumeLogs(context.Background(), ld); err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, logsDS+".ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := encodeAll(t, ld); string(got) != want {
+		t.Errorf("pushLogs wrote:\n%s\nappendEvent writes:\n%s", got, want)
 	}
 }
