@@ -275,14 +275,17 @@ func (c *attrsJSON) of(m pcommon.Map) []byte {
 }
 
 // same reports whether m's members are the last map's, in order. The
-// strings are compared one by one: comparing [2]strings is a call.
+// strings are compared one by one (comparing [2]strings is a call), and a
+// value's type only when its Str is "", which a value that is not a
+// string also gives (Type is a switch).
 func (c *attrsJSON) same(m pcommon.Map) bool {
 	if len(c.last) == 0 || m.Len() != len(c.last) {
 		return false
 	}
 	i := 0
 	for k, v := range m.All() {
-		if v.Type() != pcommon.ValueTypeStr || k != c.last[i][0] || v.Str() != c.last[i][1] {
+		s := v.Str()
+		if k != c.last[i][0] || s != c.last[i][1] || s == "" && v.Type() != pcommon.ValueTypeStr {
 			return false
 		}
 		i++

@@ -353,6 +353,7 @@ func TestAttrsJSONFollowsEachMap(t *testing.T) {
 		func(m pcommon.Map) { m.PutInt("log.iostream", 1) },
 		func(m pcommon.Map) { m.PutStr("log.iostream", "1") },
 		func(m pcommon.Map) { m.PutStr("", "") },
+		func(m pcommon.Map) { m.PutInt("", 0) }, // its Str is "" too
 	}
 	for i, fill := range maps {
 		m := pcommon.NewMap()
