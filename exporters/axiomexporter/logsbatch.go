@@ -79,31 +79,40 @@ func (w *logsWeigher) done() {
 // size is the larger of lr's event (or its bound) and its protobuf. The
 // protobuf of a record with a string body and no attributes (stdin's and
 // files' lines, raw or text), or string attributes on a raw one (Forward's
-// stream), is counted from its fields (recordsize), and its body is read
-// once for both.
+// stream: attributedSize), is counted from its fields (recordsize), and
+// its body is read once for both.
 func (w *logsWeigher) size(lr plog.LogRecord, raw bool, resource []byte) int {
 	body, attrs := lr.Body(), lr.Attributes()
-	if body.Type() != pcommon.ValueTypeStr || attrs.Len() > 0 && !raw {
+	if body.Type() != pcommon.ValueTypeStr {
 		return max(w.eventSize(lr, raw, resource), protoSizer.LogRecordSize(lr))
 	}
-	n := len(body.Str())
-	proto := recordsize.StrBody(lr, n)
 	if attrs.Len() > 0 {
-		event := w.rawEventSize(n, attrs, resource)
-		if len(w.attrs.last) == 0 { // a value that is not a string
-			return max(event, protoSizer.LogRecordSize(lr))
-		}
-		for _, kv := range w.attrs.last { // attrs' members, as rawEventSize found them
-			proto += recordsize.StrAttribute(kv[0], kv[1])
-		}
-		return max(event, proto)
+		return w.attributedSize(lr, raw, resource)
 	}
+	n := len(body.Str())
 	event := n + len("\n") // rawEventSize with nothing to splice in, without the call
 	switch {
 	case !raw:
 		event = w.eventSize(lr, raw, resource)
 	case len(resource) > 0:
 		event = w.rawEventSize(n, attrs, resource)
+	}
+	return max(event, recordsize.StrBody(lr, n))
+}
+
+// attributedSize is size for a record with a string body and attributes.
+func (w *logsWeigher) attributedSize(lr plog.LogRecord, raw bool, resource []byte) int {
+	if !raw {
+		return max(w.eventSize(lr, raw, resource), protoSizer.LogRecordSize(lr))
+	}
+	n := len(lr.Body().Str())
+	event := w.rawEventSize(n, lr.Attributes(), resource)
+	if len(w.attrs.last) == 0 { // a value that is not a string
+		return max(event, protoSizer.LogRecordSize(lr))
+	}
+	proto := recordsize.StrBody(lr, n)
+	for _, kv := range w.attrs.last { // the attributes' members, as rawEventSize found them
+		proto += recordsize.StrAttribute(kv[0], kv[1])
 	}
 	return max(event, proto)
 }
