@@ -236,7 +236,7 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 		obj = data
 		isObject = scanObject(obj, &d.obj)
 	}
-	if isObject && d.opts.Traces && !l.Truncated && !spansTried && d.obj.has(keyResourceSpans) &&
+	if isObject && d.obj.has(keyResourceSpans) && d.opts.Traces && !l.Truncated && !spansTried &&
 		d.spanLine(obj[d.obj.start:d.obj.end], out, resource) {
 		out.Stats.SpanLines++
 		return
@@ -245,14 +245,15 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 	// strings) into the slice costs a bulk write barrier while the GC runs.
 	d.recs = append(d.recs, decodedLine{})
 	r := &d.recs[len(d.recs)-1]
-	r.stream, r.truncated, r.ts = l.Stream, l.Truncated, pcommon.NewTimestampFromTime(when)
+	r.stream, r.truncated = l.Stream, l.Truncated
 	r.start = len(d.buf)
 	if isObject {
 		out.Stats.JSON++
 		r.raw = true
-		d.buf = d.event(d.buf, obj, r, when)
+		d.buf = d.event(d.buf, obj, r, when) // sets r.ts
 	} else {
 		out.Stats.Text++
+		r.ts = pcommon.NewTimestampFromTime(when)
 		d.buf = append(d.buf, data...)
 	}
 	r.end = len(d.buf)
@@ -353,6 +354,34 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 	var ins inserted
 	var levelName string // what an editLevelName writes
 
+	// The level first: pino writes it before the time, so the edits come
+	// in position order.
+	switch {
+	case o.has(keyLevel):
+		m := o.at(keyLevel)
+		v := line[m.ValStart:m.ValEnd]
+		if v[0] == '"' {
+			r.sevText, r.sev = stringLevel(v)
+		} else {
+			levelName, r.sev = jsLevel(v)
+			r.sevText = levelName
+			edits = append(edits, edit{start: m.ValStart, end: m.ValEnd, kind: editLevelName})
+		}
+	case o.has(keyLogLevel):
+		r.sevText, r.sev = stringLevel(o.val(line, keyLogLevel))
+	default:
+		ins.level = true
+		r.sevText, r.sev = loglevel.Pino(math.NaN())
+		// Google Cloud's structured logs (pino's GCP formatters) name the
+		// level in `severity` only: the body gets "silent" as from the
+		// transport, the record the severity the line says.
+		if o.has(keySeverity) {
+			if v := o.val(line, keySeverity); v[0] == '"' {
+				r.sevText, r.sev = stringLevel(v)
+			}
+		}
+	}
+
 	ts := fallback
 	switch {
 	case o.has(keyUnderscoreTime):
@@ -388,32 +417,6 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 	}
 	ins.ts = ts
 	r.ts = pcommon.NewTimestampFromTime(ts)
-
-	switch {
-	case o.has(keyLevel):
-		m := o.at(keyLevel)
-		v := line[m.ValStart:m.ValEnd]
-		if v[0] == '"' {
-			r.sevText, r.sev = stringLevel(v)
-		} else {
-			levelName, r.sev = jsLevel(v)
-			r.sevText = levelName
-			edits = append(edits, edit{start: m.ValStart, end: m.ValEnd, kind: editLevelName})
-		}
-	case o.has(keyLogLevel):
-		r.sevText, r.sev = stringLevel(o.val(line, keyLogLevel))
-	default:
-		ins.level = true
-		r.sevText, r.sev = loglevel.Pino(math.NaN())
-		// Google Cloud's structured logs (pino's GCP formatters) name the
-		// level in `severity` only: the body gets "silent" as from the
-		// transport, the record the severity the line says.
-		if o.has(keySeverity) {
-			if v := o.val(line, keySeverity); v[0] == '"' {
-				r.sevText, r.sev = stringLevel(v)
-			}
-		}
-	}
 
 	if o.has(keyTraceID) || o.has(keyTraceIDCamel) { // r's ids are zero (empty) otherwise
 		r.traceID = traceID(line, o)
