@@ -109,7 +109,6 @@ func (o *object) val(line []byte, k int) []byte {
 // JSON object whose strings are valid UTF-8, filling o.
 func scanObject(line []byte, o *object) bool {
 	o.known, o.nSuperseded = [numKeys]int{}, 0
-	o.keys.reset()
 	o.start = jsontext.SkipSpace(line, 0)
 	var ok bool
 	o.members, o.end, ok = jsontext.Members(line, o.start, o.members[:0])
@@ -137,6 +136,10 @@ func (o *object) lookAtKeys(line []byte, members []member, superseded []bool) []
 			o.known[idx] = j + 1
 		}
 	}
+	if n == len(members) {
+		return superseded
+	}
+	o.keys.reset() // only a line plainKeys did not take whole needs keys
 	o.keys.filter = filter
 	for ; n < len(members); n++ {
 		m := &members[n]
@@ -173,10 +176,11 @@ func (o *object) lookAtKeys(line []byte, members []member, superseded []bool) []
 // look up (keyIndex). It makes no call, so Go keeps its variables in
 // registers.
 func plainKeys(line []byte, members []member) (n int, filter uint64, maybeKnown uint32) {
-	for limit := min(len(members), smallKeys); n < limit; n++ {
-		m := &members[n]
+	known := knownKeyBits
+	for i := range members[:min(len(members), smallKeys)] {
+		m := &members[i]
 		if m.Escaped {
-			break
+			return i, filter, maybeKnown
 		}
 		start, end := m.KeyStart+1, m.KeyEnd-1
 		bit := uint64(1) // filterBit, without making the slice
@@ -184,14 +188,14 @@ func plainKeys(line []byte, members []member) (n int, filter uint64, maybeKnown 
 			bit <<= (uint(end-start)*7 + uint(line[start])*3 + uint(line[end-1])) % 64
 		}
 		if filter&bit != 0 {
-			break
+			return i, filter, maybeKnown
 		}
 		filter |= bit
-		if bit&knownKeyBits != 0 {
-			maybeKnown |= 1 << n
+		if bit&known != 0 {
+			maybeKnown |= 1 << i
 		}
 	}
-	return n, filter, maybeKnown
+	return min(len(members), smallKeys), filter, maybeKnown
 }
 
 // keySet finds a line's duplicate keys: an open-addressing hash table of
