@@ -266,8 +266,13 @@ func blank(line []byte) bool {
 	if len(line) > 0 && ' ' < line[0] && line[0] < utf8.RuneSelf {
 		return false
 	}
-	return len(bytes.TrimSpace(line)) == 0
+	return allSpace(line)
 }
+
+// allSpace is blank's slow part, apart so that blank is inlined.
+//
+//go:noinline
+func allSpace(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 
 // spanLine decodes an OTLP/JSON ExportTraceServiceRequest into out.Traces.
 func (d *Decoder) spanLine(req []byte, out *Output, resource []stream.Attr) bool {
