@@ -2,6 +2,7 @@ package forward
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"io"
@@ -76,6 +77,8 @@ type conn struct {
 	arena []byte // from s.arenas, nil while the client is idle
 	lines []stream.Line
 	attrs []stream.Attr // of every line in lines
+	// attrsFrom is a record whose attributes are attrs, as it was read.
+	attrsFrom recordFields
 	// betweenFrames is set while no frame is being decoded: only then may
 	// the idle connection give its arena back.
 	betweenFrames bool
@@ -241,13 +244,16 @@ func (c *conn) handleRecord(rec *fluentRecord) error {
 		c.s.countTruncated()
 	}
 	mark := rec.mark
-	sortExtras(rec)
-	if !c.sameAttrs(rec) {
-		var err error
-		if mark, err = c.flushBefore(mark); err != nil {
-			return err
+	if !c.attrsFrom.matches(rec, c.tag) {
+		c.attrsFrom.set(rec, c.tag)
+		sortExtras(rec)
+		if !c.sameAttrs(rec) {
+			var err error
+			if mark, err = c.flushBefore(mark); err != nil {
+				return err
+			}
+			c.attrs = c.recordAttrs(rec)
 		}
-		c.attrs = c.recordAttrs(rec)
 	}
 	return c.appendLine(mark, stream.Line{Time: rec.time, Stream: rec.stream, Truncated: rec.truncated})
 }
@@ -413,6 +419,32 @@ func (c *conn) recordAttrs(rec *fluentRecord) []stream.Attr {
 	return attrs
 }
 
+// recordFields is where a record's attribute fields lay in its scratch as
+// it was read (before sortExtras), with the scratch's bytes and the frame's
+// tag. A record that matches one has the same attributes: its fields came
+// with the same values in the same order, as in nearly every record of a
+// FireLens or docker stream, so one comparison of the bytes replaces
+// sorting and comparing each attribute (about 700 instructions per
+// FireLens-style line; bench/count-logpath.sh -forward).
+type recordFields struct {
+	valid          bool
+	tag            string
+	scratch        []byte
+	name, id       scratchRange
+	hasName, hasID bool
+	extras         []extra
+}
+
+func (f *recordFields) matches(rec *fluentRecord, tag string) bool {
+	return f.valid && f.name == rec.name && f.id == rec.id && f.hasName == rec.hasName && f.hasID == rec.hasID &&
+		f.tag == tag && slices.Equal(f.extras, rec.extras) && bytes.Equal(f.scratch, rec.scratch)
+}
+
+func (f *recordFields) set(rec *fluentRecord, tag string) {
+	*f = recordFields{valid: true, tag: tag, scratch: append(f.scratch[:0], rec.scratch...),
+		name: rec.name, id: rec.id, hasName: rec.hasName, hasID: rec.hasID, extras: append(f.extras[:0], rec.extras...)}
+}
+
 // sortExtras orders the extra fields by key (docker writes a record's
 // fields in random order); there are few, so insertion sort.
 func sortExtras(rec *fluentRecord) {
@@ -437,6 +469,7 @@ func (c *conn) emitPartial(p *pending) error {
 			return err
 		}
 		c.attrs = p.attrs
+		c.attrsFrom.valid = false
 	}
 	if p.truncated {
 		c.s.countTruncated()

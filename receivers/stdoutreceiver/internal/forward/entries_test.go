@@ -2,6 +2,7 @@ package forward
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -108,5 +109,63 @@ func TestEntriesStopAtAMalformedEntry(t *testing.T) {
 	}
 	if l := rec.Lines(); len(l) != 1 || l[0].Data != "good" {
 		t.Errorf("the records before the bad entry: %+v", l)
+	}
+}
+
+// Records whose fields come in the same order with the same bytes share
+// the batch without their attributes being compared one by one; a record
+// laid out the same way but with another value, or the same fields in
+// another order, is still told apart by its attributes (a new batch only
+// when they differ).
+func TestRecordsOfTheSameLayoutBatchByTheirAttributes(t *testing.T) {
+	var b []byte
+	entry := func(fields ...kv) {
+		b = msgp.AppendArrayHeader(b, 2)
+		b = msgp.AppendInt64(b, 1767225600)
+		b = appendRecord(b, fields...)
+	}
+	entry(kv{"container_id", "aaaa"}, kv{"ecs_cluster", "prod"}, kv{"log", "1"})
+	first := len(b)
+	entry(kv{"container_id", "aaaa"}, kv{"ecs_cluster", "prod"}, kv{"log", "2"})
+	entry(kv{"container_id", "bbbb"}, kv{"ecs_cluster", "prod"}, kv{"log", "3"}) // same layout, another id
+	entry(kv{"ecs_cluster", "prod"}, kv{"log", "4"}, kv{"container_id", "bbbb"}) // another order, same attributes
+	entry(kv{"ecs_cluster", "prod"}, kv{"log", "5"}, kv{"container_id", "bbbb"})
+	entry(kv{"container_id", "bbbb"}, kv{"ecs_cluster", "test"}, kv{"log", "6"}) // an extra's value
+	entry(kv{"container_id", "bbbb"}, kv{"ecs_region", "test"}, kv{"log", "7"})  // an extra's key
+	entry(kv{"container_id", "bbbb"}, kv{"ecs_region", "test"}, kv{"log", "8"}, kv{"source", "stderr"})
+	rec := streamtest.NewRecorder()
+	e := NewEntries(Settings{}, rec.Sink)
+	if err := e.Read("t", b); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Read("u", b[:first]); err != nil { // the first record, under another tag
+		t.Fatal(err)
+	}
+	want := []map[string]string{
+		{"container_id": "aaaa", "ecs_cluster": "prod", "fluent.tag": "t"},
+		{"container_id": "aaaa", "ecs_cluster": "prod", "fluent.tag": "t"},
+		{"container_id": "bbbb", "ecs_cluster": "prod", "fluent.tag": "t"},
+		{"container_id": "bbbb", "ecs_cluster": "prod", "fluent.tag": "t"},
+		{"container_id": "bbbb", "ecs_cluster": "prod", "fluent.tag": "t"},
+		{"container_id": "bbbb", "ecs_cluster": "test", "fluent.tag": "t"},
+		{"container_id": "bbbb", "ecs_region": "test", "fluent.tag": "t"},
+		{"container_id": "bbbb", "ecs_region": "test", "fluent.tag": "t"},
+		{"container_id": "aaaa", "ecs_cluster": "prod", "fluent.tag": "u"},
+	}
+	lines := rec.Lines()
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d: %+v", len(lines), len(want), lines)
+	}
+	for i, l := range lines {
+		if !reflect.DeepEqual(l.Attrs, want[i]) || l.Data != fmt.Sprint(i%8+1) {
+			t.Errorf("line %d: %q with %v, want %v", i, l.Data, l.Attrs, want[i])
+		}
+	}
+	if lines[7].Stream != "stderr" {
+		t.Errorf("line 8's stream %q", lines[7].Stream)
+	}
+	// aaaa | bbbb (3-5) | test (6) | ecs_region (7-8) | tag u
+	if got := rec.Batches(); got != 5 {
+		t.Errorf("%d batches, want 5", got)
 	}
 }
