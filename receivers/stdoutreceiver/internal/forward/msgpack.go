@@ -51,32 +51,63 @@ func readBinOrStrHeader(r *msgp.Reader) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	if lead&0xe0 == 0xa0 { // fixstr
-		_, err := r.R.Skip(1)
-		return uint32(lead & 0x1f), err
-	}
-	var hdr int
-	switch lead {
-	case 0xd9, 0xc4: // str8, bin8
-		hdr = 2
-	case 0xda, 0xc5: // str16, bin16
-		hdr = 3
-	case 0xdb, 0xc6: // str32, bin32
-		hdr = 5
-	default:
+	hdr := strHeaderSize(lead)
+	if hdr == 0 {
 		return 0, fmt.Errorf("want str or bin, got 0x%02x", lead)
 	}
 	p, err := r.R.Next(hdr)
 	if err != nil {
 		return 0, err
 	}
-	switch hdr {
-	case 2:
-		return uint32(p[1]), nil
-	case 3:
-		return uint32(binary.BigEndian.Uint16(p[1:])), nil
+	return strLen(p), nil
+}
+
+// strHeaderSize is the size of the header of a str or bin value that
+// starts with lead, 0 for other types.
+func strHeaderSize(lead byte) int {
+	if lead&0xe0 == 0xa0 { // fixstr
+		return 1
 	}
-	return binary.BigEndian.Uint32(p[1:]), nil
+	switch lead {
+	case 0xd9, 0xc4: // str8, bin8
+		return 2
+	case 0xda, 0xc5: // str16, bin16
+		return 3
+	case 0xdb, 0xc6: // str32, bin32
+		return 5
+	}
+	return 0
+}
+
+// strLen is the length a str or bin header p (of strHeaderSize) gives.
+func strLen(p []byte) uint32 {
+	switch len(p) {
+	case 1:
+		return uint32(p[0] & 0x1f)
+	case 2:
+		return uint32(p[1])
+	case 3:
+		return uint32(binary.BigEndian.Uint16(p[1:]))
+	}
+	return binary.BigEndian.Uint32(p[1:])
+}
+
+// bufferedStr returns the str or bin value at the start of p and its size
+// with the header; ok is false for another type or a value p does not hold
+// whole.
+func bufferedStr(p []byte) (s []byte, size int, ok bool) {
+	if len(p) == 0 {
+		return nil, 0, false
+	}
+	hdr := strHeaderSize(p[0])
+	if hdr == 0 || len(p) < hdr {
+		return nil, 0, false
+	}
+	n := int(strLen(p[:hdr]))
+	if len(p)-hdr < n {
+		return nil, 0, false
+	}
+	return p[hdr : hdr+n], hdr + n, true
 }
 
 // readShortString reads a str/bin of at most limit bytes; the result is
