@@ -182,6 +182,12 @@ func (c *conn) readPackedEntries() error {
 
 // readEntryArray reads one [time, record] entry from r.
 func (c *conn) readEntryArray(r *msgp.Reader) error {
+	if lead, err := r.R.PeekByte(); err == nil && lead == 0x92 { // a fixarray of 2, as nearly always
+		if _, err := r.R.Skip(1); err != nil {
+			return badFrame("entry: %v", err)
+		}
+		return c.readEntry(r, true)
+	}
 	t, err := r.NextType()
 	if err != nil {
 		return badFrame("entry: %v", err)
@@ -210,19 +216,21 @@ func (c *conn) readEntryArray(r *msgp.Reader) error {
 func (c *conn) readEntry(r *msgp.Reader, inEntry bool) error {
 	rec := &c.rec
 	rec.reset()
-	ok, err := readEventTime(r, inEntry, &rec.time)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return c.skipBadRecord(r, "time is not an integer, float or EventTime")
-	}
-	t, err := r.NextType()
-	if err != nil {
-		return badFrame("record: %v", err)
-	}
-	if t != msgp.MapType {
-		return c.skipBadRecord(r, "record is not a map")
+	if !readBufferedEventTime(r, &rec.time) {
+		ok, err := readEventTime(r, inEntry, &rec.time)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return c.skipBadRecord(r, "time is not an integer, float or EventTime")
+		}
+		t, err := r.NextType()
+		if err != nil {
+			return badFrame("record: %v", err)
+		}
+		if t != msgp.MapType {
+			return c.skipBadRecord(r, "record is not a map")
+		}
 	}
 	rec.mark = len(c.arena)
 	if err := c.readRecord(r, rec); err != nil {
@@ -237,6 +245,32 @@ func (c *conn) skipBadRecord(r *msgp.Reader, why string) error {
 	}
 	c.s.countBadRecord()
 	return nil
+}
+
+// readBufferedEventTime reads an EventTime followed by a map, as senders
+// write entries, when r's buffer holds both: straight from the buffer
+// instead of through readEventTime's reads and a NextType. It reads
+// nothing and returns false otherwise.
+func readBufferedEventTime(r *msgp.Reader, out *time.Time) bool {
+	const size = 10 // fixext8, type 0
+	buf, _ := r.R.Peek(r.R.Buffered())
+	if len(buf) <= size || buf[0] != 0xd7 || buf[1] != 0 {
+		return false
+	}
+	switch lead := buf[size]; {
+	case lead&0xf0 == 0x80, lead == 0xde, lead == 0xdf: // fixmap, map16, map32
+	default:
+		return false
+	}
+	*out = eventTime(buf[2:size])
+	_, err := r.R.Skip(size) // buffered: cannot fail
+	return err == nil
+}
+
+// eventTime is the time of an EventTime's 8 bytes: big-endian uint32
+// seconds and nanoseconds.
+func eventTime(p []byte) time.Time {
+	return time.Unix(int64(binary.BigEndian.Uint32(p)), int64(binary.BigEndian.Uint32(p[4:])))
 }
 
 // readEventTime reads an integer (seconds), a float (seconds) or an EventTime
@@ -282,9 +316,7 @@ func readEventTime(r *msgp.Reader, allowMetadata bool, out *time.Time) (ok bool,
 		if err != nil {
 			return false, badFrame("time: %v", err)
 		}
-		sec := binary.BigEndian.Uint32(p[hdr:])
-		nsec := binary.BigEndian.Uint32(p[hdr+4:])
-		*out = time.Unix(int64(sec), int64(nsec))
+		*out = eventTime(p[hdr:])
 		return true, nil
 	case allowMetadata && (lead&0xf0 == 0x90 || lead == 0xdc || lead == 0xdd):
 		n, err := r.ReadArrayHeader()
