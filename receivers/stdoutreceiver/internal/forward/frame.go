@@ -51,8 +51,13 @@ func (c *conn) readFrame() error {
 	if lead == 0xc0 { // nil: a heartbeat some clients send on the stream
 		return c.r.ReadNil()
 	}
-	n, err := c.r.ReadArrayHeader()
-	if err != nil {
+	var n uint32
+	if lead&0xf0 == 0x90 { // a fixarray, as frames are: read from the buffer
+		n = uint32(lead & 0x0f)
+		if _, err := c.r.R.Skip(1); err != nil {
+			return badFrame("frame: %v", err)
+		}
+	} else if n, err = c.r.ReadArrayHeader(); err != nil {
 		return badFrame("frame is not an array: %v", err)
 	}
 	if n < 2 || n > 4 {
@@ -61,8 +66,10 @@ func (c *conn) readFrame() error {
 	if err := c.readTag(); err != nil {
 		return err
 	}
-	t, err := c.r.NextType()
-	if err != nil {
+	var t msgp.Type
+	if p := buffered(c.r); len(p) >= 2 && p[0] == 0xd7 {
+		t = msgp.ExtensionType // fixext8, a Message frame's EventTime (what NextType says costs more)
+	} else if t, err = c.r.NextType(); err != nil {
 		return badFrame("%v", err)
 	}
 	rest := n - 2
@@ -98,17 +105,27 @@ func (c *conn) readFrame() error {
 	return c.frameDone(chunk)
 }
 
-// readTag reads the frame's tag, reusing the previous string when it is the
-// same (it nearly always is).
+// readTag reads the frame's tag, from the buffer when it holds it whole,
+// reusing the previous string when it is the same (it nearly always is).
 func (c *conn) readTag() error {
+	b, size, ok := bufferedStr(buffered(c.r))
+	if ok && len(b) <= maxTagBytes {
+		c.setTag(b)
+		_, err := c.r.R.Skip(size) // buffered: cannot fail
+		return err
+	}
 	b, err := readShortString(c.r, maxTagBytes)
 	if err != nil {
 		return badFrame("tag: %v", err)
 	}
+	c.setTag(b)
+	return nil
+}
+
+func (c *conn) setTag(b []byte) {
 	if string(b) != c.tag {
 		c.tag = string(b)
 	}
-	return nil
 }
 
 func (c *conn) readForwardEntries() error {
@@ -253,7 +270,7 @@ func (c *conn) skipBadRecord(r *msgp.Reader, why string) error {
 // nothing and returns false otherwise.
 func readBufferedEventTime(r *msgp.Reader, out *time.Time) bool {
 	const size = 10 // fixext8, type 0
-	buf, _ := r.R.Peek(r.R.Buffered())
+	buf := buffered(r)
 	if len(buf) <= size || buf[0] != 0xd7 || buf[1] != 0 {
 		return false
 	}

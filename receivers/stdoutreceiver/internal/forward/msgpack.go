@@ -92,6 +92,16 @@ func strLen(p []byte) uint32 {
 	return binary.BigEndian.Uint32(p[1:])
 }
 
+// fixStr is bufferedStr for a fixstr only (as keys and short values are),
+// small enough to be inlined.
+func fixStr(p []byte) (s []byte, size int, ok bool) {
+	if len(p) == 0 || p[0]&0xe0 != 0xa0 || int(p[0]&0x1f) >= len(p) {
+		return nil, 0, false
+	}
+	size = int(p[0]&0x1f) + 1
+	return p[1:size], size, true
+}
+
 // bufferedStr returns the str or bin value at the start of p and its size
 // with the header; ok is false for another type or a value p does not hold
 // whole.
@@ -108,6 +118,12 @@ func bufferedStr(p []byte) (s []byte, size int, ok bool) {
 		return nil, 0, false
 	}
 	return p[hdr : hdr+n], hdr + n, true
+}
+
+// buffered returns what r's buffer holds, without reading.
+func buffered(r *msgp.Reader) []byte {
+	b, _ := r.R.Peek(r.R.Buffered())
+	return b
 }
 
 // readShortString reads a str/bin of at most limit bytes; the result is

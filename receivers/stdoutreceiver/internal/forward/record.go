@@ -113,15 +113,21 @@ func (c *conn) readRecord(r *msgp.Reader, rec *fluentRecord) error {
 // read. It never reads from the connection. What it does with a field is
 // what readRecord's loop does with the same field.
 func (c *conn) readBufferedFields(r *msgp.Reader, rec *fluentRecord, n uint32) (uint32, error) {
-	buf, _ := r.R.Peek(r.R.Buffered())
+	buf := buffered(r)
 	off := 0
 	var read uint32
 	for ; read < n; read++ {
-		key, keySize, ok := bufferedStr(buf[off:])
+		key, keySize, ok := fixStr(buf[off:])
+		if !ok {
+			key, keySize, ok = bufferedStr(buf[off:])
+		}
 		if !ok || len(key) == 0 || len(key) > maxKeyBytes {
 			break
 		}
-		v, valueSize, ok := bufferedStr(buf[off+keySize:])
+		v, valueSize, ok := fixStr(buf[off+keySize:])
+		if !ok {
+			v, valueSize, ok = bufferedStr(buf[off+keySize:])
+		}
 		if !ok {
 			break
 		}
