@@ -68,7 +68,7 @@ func (c *conn) readFrame() error {
 	}
 	var t msgp.Type
 	if p := buffered(c.r); len(p) >= 2 && p[0] == 0xd7 {
-		t = msgp.ExtensionType // fixext8, a Message frame's EventTime (what NextType says costs more)
+		t = msgp.ExtensionType // fixext8: a Message frame's EventTime (NextType would peek its extension header)
 	} else if t, err = c.r.NextType(); err != nil {
 		return badFrame("%v", err)
 	}

@@ -106,12 +106,12 @@ func (c *conn) readRecord(r *msgp.Reader, rec *fluentRecord) error {
 // lie whole in r's buffer, string keys with string values as nearly all
 // are, straight from the buffer: reading each key and value through msgp
 // costs more than what is done with them (about 1,500 instructions per
-// FireLens-style line, 800 docker-style; bench/count-logpath.sh -forward). It stops at the
-// first field it leaves to readRecord's loop, which reads fields from the
-// stream (a value of another type or one the buffer does not hold whole, a
-// line over maxLine, docker's partial_* flags), and returns how many it
-// read. It never reads from the connection. What it does with a field is
-// what readRecord's loop does with the same field.
+// FireLens-style line, 800 docker-style; bench/count-logpath.sh -forward).
+// It stops at the first field it leaves to readRecord's loop, which reads
+// fields from the stream (a value of another type or one the buffer does
+// not hold whole, a line over maxLine, docker's partial_* flags), and
+// returns how many it read. It never reads from the connection. What it
+// does with a field is what readRecord's loop does with the same field.
 func (c *conn) readBufferedFields(r *msgp.Reader, rec *fluentRecord, n uint32) (uint32, error) {
 	buf := buffered(r)
 	off := 0
