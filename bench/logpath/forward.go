@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -67,27 +66,21 @@ func measureForward(name string, cmd *exec.Cmd, endpoint string, in forwardInput
 	if err := cmd.Start(); err != nil {
 		return result{}, err
 	}
-	peak := make(chan int64)
-	stopPoll := make(chan struct{})
-	go pollPeakRSS(cmd.Process.Pid, stopPoll, peak)
-	stopPolling := func() int64 { close(stopPoll); return <-peak }
+	peakRSS := watchPeakRSS(cmd.Process.Pid)
 	err := sendForward(endpoint, in, events)
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		stopPolling()
+		peakRSS()
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	err = cmd.Wait()
-	wall := time.Since(start)
-	peakKiB := stopPolling()
+	wall, peakKiB := time.Since(start), peakRSS()
 	if err != nil {
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return result{name: name, wall: wall, cpu: cpu, peakRSS: peakKiB}, nil
+	return resultOf(name, cmd, wall, peakKiB), nil
 }
 
 // sendForward connects once the sidecar listens, writes in and waits for
@@ -135,13 +128,11 @@ func countForward(sidecar string, lines, procs int, keep bool) error {
 	if small < 1000 {
 		return fmt.Errorf("-valgrind needs -lines of at least 5000, got %d", lines)
 	}
-	dir, err := os.MkdirTemp("", "logpath-valgrind-")
+	dir, removeDir, err := workDir("logpath-valgrind-", keep)
 	if err != nil {
 		return err
 	}
-	if !keep {
-		defer os.RemoveAll(dir)
-	}
+	defer removeDir()
 	// The same lines everywhere: NewPino(seed) stamped now, blockLines of
 	// them distinct (more than zstd's window), as in the stdin count.
 	const seed = 1

@@ -158,13 +158,11 @@ func runSidecarOn(sidecar, name, state string, lines, procs int, keep bool, inpu
 		return result{}, err
 	}
 	defer fake.Close()
-	dir, err := os.MkdirTemp("", "logpath-")
+	dir, removeDir, err := workDir("logpath-", keep)
 	if err != nil {
 		return result{}, err
 	}
-	if !keep {
-		defer os.RemoveAll(dir)
-	}
+	defer removeDir()
 	if state != "" {
 		state = filepath.Join(dir, state)
 	}
@@ -218,41 +216,59 @@ func measure(name string, cmd *exec.Cmd, input repeatedInput) (result, error) {
 	if err := cmd.Start(); err != nil {
 		return result{}, err
 	}
-	peak := make(chan int64)
-	stopPoll := make(chan struct{})
-	go pollPeakRSS(cmd.Process.Pid, stopPoll, peak)
+	peakRSS := watchPeakRSS(cmd.Process.Pid)
 	werr := input.writeTo(stdin)
 	stdin.Close()
 	err = cmd.Wait()
-	wall := time.Since(start)
-	close(stopPoll)
-	peakKiB := <-peak
+	wall, peakKiB := time.Since(start), peakRSS()
 	if werr != nil {
 		return result{}, fmt.Errorf("%s: writing input: %w", name, werr)
 	}
 	if err != nil {
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return result{name: name, wall: wall, cpu: cpu, peakRSS: peakKiB}, nil
+	return resultOf(name, cmd, wall, peakKiB), nil
 }
 
-func pollPeakRSS(pid int, stop <-chan struct{}, peak chan<- int64) {
-	var hwm int64
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if v, ok := readVmHWM(pid); ok {
-			hwm = max(hwm, v)
+// resultOf is the figures of cmd's finished run: its CPU time from the
+// kernel's accounting, wall and peak RSS as measured.
+func resultOf(name string, cmd *exec.Cmd, wall time.Duration, peakKiB int64) result {
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return result{name: name, wall: wall, cpu: cpu, peakRSS: peakKiB}
+}
+
+// watchPeakRSS polls pid's resident-set high-water mark every 20 ms until
+// the returned function is called, which returns the highest seen, in KiB.
+func watchPeakRSS(pid int) func() int64 {
+	stop, peak := make(chan struct{}), make(chan int64)
+	go func() {
+		var hwm int64
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v, ok := readVmHWM(pid); ok {
+				hwm = max(hwm, v)
+			}
+			select {
+			case <-stop:
+				peak <- hwm
+				return
+			case <-tick.C:
+			}
 		}
-		select {
-		case <-stop:
-			peak <- hwm
-			return
-		case <-tick.C:
-		}
+	}()
+	return func() int64 { close(stop); return <-peak }
+}
+
+// workDir makes a fresh folder for a run and returns it with what removes
+// it, which does nothing when keep is set.
+func workDir(prefix string, keep bool) (string, func(), error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil || keep {
+		return dir, func() {}, err
 	}
+	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
 // readVmHWM returns the process's resident-set high-water mark in KiB.

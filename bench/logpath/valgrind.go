@@ -25,13 +25,11 @@ func countInstructions(sidecar string, lines, procs int, keep bool) error {
 	if small < 1000 {
 		return fmt.Errorf("-valgrind needs -lines of at least 5000, got %d", lines)
 	}
-	dir, err := os.MkdirTemp("", "logpath-valgrind-")
+	dir, removeDir, err := workDir("logpath-valgrind-", keep)
 	if err != nil {
 		return err
 	}
-	if !keep {
-		defer os.RemoveAll(dir)
-	}
+	defer removeDir()
 	n := min(lines, blockLines)
 	block, avg := pinoBlock(n)
 	fmt.Printf("input: %d and %d pino lines, %.0f bytes/line; instructions counted by valgrind (cachegrind, no cache simulation)\n",
