@@ -244,6 +244,10 @@ func (e *logsExporter) send(ctx context.Context, enc *encoder, ld plog.Logs, sta
 				e.set.Logger.Warn("raw log events were not valid JSON; sent them as message events",
 					zap.String("dataset", e.dataset), zap.Int("events", broken))
 			}
+			if mended > 0 { // a receiver marked them one-line: its contract, broken
+				e.set.Logger.Warn("one-line raw log events held a newline; sent them with a space instead",
+					zap.String("dataset", e.dataset), zap.Int("events", mended))
+			}
 			enc.compressed = enc.zstd.EncodeAll(enc.events, enc.compressed[:0])
 			err = e.deliver(ctx, n, func(ctx context.Context) error { return e.ingest(ctx, enc.compressed, n) })
 		}

@@ -586,6 +586,9 @@ func TestNewlineInOneLineScopeIsMended(t *testing.T) {
 	if events[1]["msg"] != "two lines" {
 		t.Errorf("mended event = %v", events[1])
 	}
+	if h.logs.FilterMessageSnippet("held a newline").Len() != 1 {
+		t.Error("the mended events were not reported")
+	}
 	if reqs := ingestRequests(srv); len(reqs) != 2 {
 		t.Errorf("got %d requests, want 2 (the 400 and the re-encoding)", len(reqs))
 	}
