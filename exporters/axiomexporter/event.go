@@ -266,7 +266,7 @@ func (c *attrsJSON) of(m pcommon.Map) []byte {
 	c.last = c.last[:0]
 	for k, v := range m.All() {
 		if v.Type() != pcommon.ValueTypeStr {
-			c.forget()
+			c.forgetMembers() // not forget: c.json is the answer
 			break
 		}
 		c.last = append(c.last, [2]string{k, v.Str()})
@@ -293,13 +293,19 @@ func (c *attrsJSON) same(m pcommon.Map) bool {
 	return true
 }
 
-// forget drops the last map, whose strings may hold a batch's memory.
+// forget drops the last map, whose strings may hold a batch's memory, and
+// a JSON buffer too large to keep.
 func (c *attrsJSON) forget() {
-	clear(c.last)
-	c.last = c.last[:0]
+	c.forgetMembers()
 	if cap(c.json) > maxPooledBuffer {
 		c.json = nil
 	}
+}
+
+// forgetMembers drops the last map's members: the next map is encoded.
+func (c *attrsJSON) forgetMembers() {
+	clear(c.last)
+	c.last = c.last[:0]
 }
 
 // appendMap writes m as a JSON object.

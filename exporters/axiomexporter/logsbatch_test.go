@@ -334,6 +334,19 @@ func TestEventSizeIsTheEventsLength(t *testing.T) {
 	}
 }
 
+// A map whose JSON outgrows the buffer the encoder keeps still gets its
+// JSON when a value is not a string (which ends the comparison with the
+// next map): only forget, between batches, lets a large buffer go.
+func TestAttrsJSONOfALargeMapWithANonStringValue(t *testing.T) {
+	var c attrsJSON
+	m := pcommon.NewMap()
+	m.PutStr("big", strings.Repeat("x", maxPooledBuffer+1))
+	m.PutInt("n", 1)
+	if got, want := c.of(m), appendMap(nil, m); !bytes.Equal(got, want) {
+		t.Fatalf("got %d bytes of JSON, want %d", len(got), len(want))
+	}
+}
+
 // attrsJSON keeps the last attributes' JSON while the next record's are
 // the same (the weigher and the encoder both use it): every map of a
 // sequence that changes in each way a map can is its own encoding.
