@@ -182,11 +182,7 @@ func plainKeys(line []byte, members []member) (n int, filter uint64, maybeKnown 
 		if m.Escaped {
 			return i, filter, maybeKnown
 		}
-		start, end := m.KeyStart+1, m.KeyEnd-1
-		bit := uint64(1) // filterBit, without making the slice
-		if start < end {
-			bit <<= (uint(end-start)*7 + uint(line[start])*3 + uint(line[end-1])) % 64
-		}
+		bit := filterBitAt(line, m.KeyStart+1, m.KeyEnd-1)
 		if filter&bit != 0 {
 			return i, filter, maybeKnown
 		}
@@ -314,11 +310,15 @@ func (s *keySet) push(ref keyRef) {
 
 // filterBit is key's bit in keySet.filter, from its length and its first
 // and last bytes.
-func filterBit(key []byte) uint64 {
-	if len(key) == 0 {
+func filterBit(key []byte) uint64 { return filterBitAt(key, 0, len(key)) }
+
+// filterBitAt is filterBit(line[start:end]) without making the slice, which
+// would cost plainKeys' loop its registers.
+func filterBitAt(line []byte, start, end int) uint64 {
+	if start >= end {
 		return 1
 	}
-	return uint64(1) << ((uint(len(key))*7 + uint(key[0])*3 + uint(key[len(key)-1])) % 64)
+	return uint64(1) << ((uint(end-start)*7 + uint(line[start])*3 + uint(line[end-1])) % 64)
 }
 
 // earlierPlain returns the last of members (all with plain keys) whose key
