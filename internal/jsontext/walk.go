@@ -16,7 +16,6 @@ func ValueEnd[T Text](s T, i int) (int, bool) {
 type Member struct {
 	KeyStart, KeyEnd int  // the key's opening quote, and just past its closing one
 	ValStart, ValEnd int  // the value, without whitespace
-	Sep              int  // the comma before the member, -1 for the first
 	Escaped          bool // the key holds escape sequences
 }
 
@@ -29,10 +28,10 @@ func Members[T Text](s T, i int, dst []Member) ([]Member, int, bool) {
 	if i >= len(s) || s[i] != '{' {
 		return dst[:0], 0, false
 	}
-	w := walker{members: dst[:cap(dst)], record: true, sep: -1}
+	w := walker{members: dst[:cap(dst)], record: true}
 	end, ok := walk(s, i, &w)
 	if ok && w.n > len(w.members) { // once more, with room for them all
-		w = walker{members: make([]Member, w.n), record: true, sep: -1}
+		w = walker{members: make([]Member, w.n), record: true}
 		end, ok = walk(s, i, &w)
 	}
 	return w.members[:min(w.n, len(w.members))], end, ok
@@ -294,9 +293,6 @@ afterValue:
 	}
 	switch s[i] {
 	case ',':
-		if w.depth == w.recordDepth {
-			w.sep = i
-		}
 		i++
 		goto member
 	case w.closer():
@@ -331,7 +327,6 @@ type walker struct {
 	recordDepth int      // 1 when they are recorded, else 0 (where ValueEnd's value ends): one test of the depth
 	members     []Member // where: the first len(members) of them
 	n           int      // how many there are so far
-	sep         int      // the comma before the next member
 }
 
 // member records the outermost object's next member, whose key is the last
@@ -339,7 +334,7 @@ type walker struct {
 func (w *walker) member(keyEnd, valStart int) {
 	if k := uint(w.n); k < uint(len(w.members)) {
 		m := &w.members[k]
-		m.KeyStart, m.KeyEnd, m.ValStart, m.Sep, m.Escaped = w.start, keyEnd, valStart, w.sep, w.escaped
+		m.KeyStart, m.KeyEnd, m.ValStart, m.Escaped = w.start, keyEnd, valStart, w.escaped
 	}
 	w.n++
 }

@@ -440,8 +440,9 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 			switch {
 			case !o.isSuperseded(i) && i != dropTime:
 				kept = true
-			case kept:
-				edits = append(edits, edit{start: m.Sep, end: m.ValEnd, kind: editRemove})
+			case kept: // from the comma, which follows the previous value's end and whitespace
+				sep := jsontext.SkipSpace(line, o.members[i-1].ValEnd)
+				edits = append(edits, edit{start: sep, end: m.ValEnd, kind: editRemove})
 			case i+1 < len(o.members):
 				edits = append(edits, edit{start: m.KeyStart, end: o.members[i+1].KeyStart, kind: editRemove})
 			default:

@@ -320,6 +320,17 @@ func TestDecodeFormats(t *testing.T) {
 	}
 }
 
+// TestDecodeDropsFromTheComma: a superseded member after a kept one goes
+// with the comma before it, found past the whitespace after the kept value;
+// the rest of the line's bytes, whitespace too, stay as written.
+func TestDecodeDropsFromTheComma(t *testing.T) {
+	line := "{\"level\":30 ,\"msg\" : \"a\" \t, \"time\":1764504000000 , \"msg\":\"b\"}"
+	want := "{\"level\":\"info\"  \t, \"_time\":1764504000000 , \"msg\":\"b\"}"
+	if got := decodeOne(t, line).body; got != want {
+		t.Errorf("body\n got %q\nwant %q", got, want)
+	}
+}
+
 func TestDecodeTraceIDs(t *testing.T) {
 	const tid, sid = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	for _, line := range []string{
