@@ -48,6 +48,7 @@ func Members[T Text](s T, i int, dst []Member) ([]Member, int, bool) {
 // the room there is (growing a slice is a call), and counted. The gotos are
 // the grammar's states.
 func walk[T Text](s T, i int, w *walker) (int, bool) {
+	var keyEnd int // where the last key ended, at its colon
 	// The enclosing level a ValueEnd value is a member of counts: see MaxDepth.
 	w.maxOpen, w.recordDepth = MaxDepth-1, 0
 	if w.record {
@@ -221,17 +222,16 @@ fraction:
 colon: // a key ended before s[i]
 	w.inKey = false
 keyEnd: // a key ended before s[i], and w.inKey is false
-	{
-		keyEnd := i
-		if i >= len(s) || s[i] != ':' {
-			if i = SkipSpace(s, i); i >= len(s) || s[i] != ':' {
-				return 0, false
-			}
+	keyEnd = i
+	if i >= len(s) || s[i] != ':' {
+		if i = SkipSpace(s, i); i >= len(s) || s[i] != ':' {
+			return 0, false
 		}
-		i++
-		if w.depth == w.recordDepth {
-			w.member(keyEnd, i) // its ValStart moves on past whitespace at value
-		}
+	}
+	i++
+afterColon: // a key ended at keyEnd, and its colon before s[i]
+	if w.depth == w.recordDepth {
+		w.member(keyEnd, i) // its ValStart moves on past whitespace at value
 	}
 	goto value
 
@@ -260,7 +260,12 @@ member: // a member or element of the innermost container starts at s[i]
 			x := load64(s, i)
 			if stop := stopBytes(x); stop != 0 {
 				at := bits.TrailingZeros64(stop) &^ 7
-				if i += at / 8; byte(x>>at) == '"' {
+				i += at / 8
+				if uint16(x>>at) == '"'|':'<<8 { // and the colon (never at byte 7: the shift leaves zeros)
+					keyEnd, i = i+1, i+2
+					goto afterColon
+				}
+				if byte(x>>at) == '"' {
 					i++
 					goto keyEnd
 				}

@@ -64,7 +64,9 @@ func TestStopBytes(t *testing.T) {
 // (an escape, UTF-8, a control character, an early quote) at every position,
 // and with the text ending right after the object or long after, so that
 // keys end before, at and past the end of the first eight bytes and near
-// the end of the text. Every prefix of each text is held to it too.
+// the end of the text; the colon right after the key's quote (in the key's
+// word, or past it), after whitespace, or another byte in its place. Every
+// prefix of each text is held to it too.
 func TestMembersKeys(t *testing.T) {
 	specials := []string{``, `\"`, `\\`, `\u00e9`, `\n`, "é", "\u20ac", "\x01", `"`, `\`, "\xc3"}
 	for n := range 25 {
@@ -79,6 +81,9 @@ func TestMembersKeys(t *testing.T) {
 					`{"` + key + `":"v"}`,
 					`{"a":1,"` + key + `":[1,{"` + key + `":2}],"` + key + `":"` + strings.Repeat("v", 20) + `"}`,
 					`{ "` + key + `" : 1 , "b":2}`,
+					`{"` + key + "\"\t:1}",
+					`{"` + key + `",1}`,
+					`{"` + key + `"` + "\x00:1}",
 				} {
 					for end := 1; end <= len(text); end++ {
 						checkMembers(t, []byte(text[:end]))
