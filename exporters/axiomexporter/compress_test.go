@@ -16,34 +16,61 @@ import (
 	"github.com/sidecarhq/sidecar/internal/rawevent"
 )
 
-// TestSentBodiesDecodeWithReferenceZstd holds the logs' request bodies,
-// exactly as sent, to the reference zstd implementation (the zstd command,
-// not the Go library that encodes them): requests of many 128 KiB blocks
-// that match across blocks, without the content checksum (the frame
-// header's Content_Checksum_flag is 0, RFC 8878 3.1.1.1.1), decode to the
-// NDJSON of the lines in their order.
-func TestSentBodiesDecodeWithReferenceZstd(t *testing.T) {
+// bodyRecorder is an ingest endpoint that keeps each zstd request body as
+// sent and accepts it (no JSON answer: every event counts as ingested).
+type bodyRecorder struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func newBodyRecorder(t *testing.T) *bodyRecorder {
+	r := &bodyRecorder{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(req.Body)
+		if err != nil || req.Header.Get("Content-Encoding") != "zstd" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		r.mu.Lock()
+		r.bodies = append(r.bodies, body)
+		r.mu.Unlock()
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *bodyRecorder) sent() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([][]byte(nil), r.bodies...)
+}
+
+// referenceDecode decodes body with the reference zstd implementation (the
+// zstd command, not the Go library that encodes it).
+func referenceDecode(t *testing.T, body []byte) []byte {
+	t.Helper()
 	zstdCmd, err := exec.LookPath("zstd")
 	if err != nil {
 		t.Skip("needs the zstd command (apt-get install zstd)")
 	}
-	var (
-		mu     sync.Mutex
-		bodies [][]byte
-	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil || r.Header.Get("Content-Encoding") != "zstd" {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		bodies = append(bodies, body)
-		mu.Unlock()
-		w.WriteHeader(http.StatusOK) // no JSON answer: every event counts as ingested
-	}))
-	defer srv.Close()
+	cmd := exec.Command(zstdCmd, "-d", "-c", "-q")
+	cmd.Stdin = bytes.NewReader(body)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("zstd -d on a %d-byte body: %v: %s", len(body), err, stderr.String())
+	}
+	return out.Bytes()
+}
 
+// TestSentBodiesDecodeWithReferenceZstd holds the logs' request bodies,
+// exactly as sent, to the reference zstd: requests of many 128 KiB blocks
+// that match across blocks, without the content checksum (the frame
+// header's Content_Checksum_flag is 0, RFC 8878 3.1.1.1.1), decode to the
+// NDJSON of the lines in their order.
+func TestSentBodiesDecodeWithReferenceZstd(t *testing.T) {
+	srv := newBodyRecorder(t)
 	const lines = 8000 // ~2.6 MB of NDJSON: two requests at the default budget
 	gen := loadgen.NewPino(1)
 	at := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
@@ -58,28 +85,34 @@ func TestSentBodiesDecodeWithReferenceZstd(t *testing.T) {
 	if err := exp.ConsumeLogs(context.Background(), ld); err != nil {
 		t.Fatal(err)
 	}
-
-	mu.Lock()
-	defer mu.Unlock()
+	bodies := srv.sent()
 	if len(bodies) < 2 {
 		t.Fatalf("%d requests, want at least 2", len(bodies))
 	}
-	var got bytes.Buffer
+	var got []byte
 	for i, body := range bodies {
 		// Magic number (4 bytes), then the Frame_Header_Descriptor.
 		if len(body) < 5 || body[4]&0x04 != 0 {
 			t.Errorf("request %d: frame header %x has the content checksum flag set", i, body[:min(len(body), 5)])
 		}
-		cmd := exec.Command(zstdCmd, "-d", "-c", "-q")
-		cmd.Stdin = bytes.NewReader(body)
-		var stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &got, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("request %d (%d bytes): zstd -d: %v: %s", i, len(body), err, stderr.String())
-		}
+		got = append(got, referenceDecode(t, body)...)
 	}
-	if got.String() != want.String() {
-		t.Errorf("the decoded requests (%d bytes) are not the lines' NDJSON (%d bytes)", got.Len(), want.Len())
+	if string(got) != want.String() {
+		t.Errorf("the decoded requests (%d bytes) are not the lines' NDJSON (%d bytes)", len(got), want.Len())
+	}
+}
+
+// TestTokenCheckBodyIsAnEmptyFrame: check_token's request holds no event,
+// but its body is still zstd (a frame of no content), which the reference
+// decoder accepts; an empty body is not (zstd -d: unexpected end of file).
+func TestTokenCheckBodyIsAnEmptyFrame(t *testing.T) {
+	srv := newBodyRecorder(t)
+	cfg := testConfig(srv.URL)
+	cfg.CheckToken = true
+	startLogs(t, newHarness(), cfg)
+	waitUntil(t, func() bool { return len(srv.sent()) == 1 })
+	if got := referenceDecode(t, srv.sent()[0]); len(got) != 0 {
+		t.Errorf("the check's body decodes to %q, want nothing", got)
 	}
 }
 

@@ -438,6 +438,10 @@ func (p encoderPool) get() *encoder {
 		// path's CPU): it is optional in zstd's frame format, and TLS
 		// already protects the bytes in transit.
 		zstd.WithEncoderCRC(false),
+		// An empty input is a frame of no content (the default, said
+		// here because check_token's body depends on it): an empty body
+		// is not zstd to the reference decoder.
+		zstd.WithZeroFrames(true),
 		zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		panic(err) // only invalid options fail, and these are constant
