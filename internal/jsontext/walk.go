@@ -46,7 +46,9 @@ func Members[T Text](s T, i int, dst []Member) ([]Member, int, bool) {
 // saves and reloads the scanner's state around every call, which cost more
 // than the scanning itself; for the same reason members are written into
 // the room there is (growing a slice is a call), and counted. The gotos are
-// the grammar's states.
+// the grammar's states. The position is compared with the length unsigned
+// before a byte is read: that also says it is not negative, so the compiler
+// drops its own index check.
 func walk[T Text](s T, i int, w *walker) (int, bool) {
 	var keyEnd int // where the last key ended, at its colon
 	// The enclosing level a ValueEnd value is a member of counts: see MaxDepth.
@@ -56,7 +58,7 @@ func walk[T Text](s T, i int, w *walker) (int, bool) {
 	}
 
 value: // a value starts at s[i]
-	if i >= len(s) {
+	if uint(i) >= uint(len(s)) {
 		return 0, false
 	}
 	switch c := s[i]; {
@@ -109,7 +111,7 @@ strRest: // the string goes on at s[i]
 	for i < len(s) && plainASCII[s[i]] {
 		i++
 	}
-	if i >= len(s) {
+	if uint(i) >= uint(len(s)) {
 		return 0, false
 	}
 look: // s[i] ends a run of plain bytes in a string
@@ -183,7 +185,7 @@ look: // s[i] ends a run of plain bytes in a string
 
 number: // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, s[i] is '-' or a digit
 	if s[i] == '-' {
-		if i++; i >= len(s) || s[i]-'0' >= 10 {
+		if i++; uint(i) >= uint(len(s)) || s[i]-'0' >= 10 {
 			return 0, false
 		}
 	}
@@ -202,13 +204,13 @@ number: // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, s[i] is '-' or a digi
 		i = digitsEnd(s, i)
 	}
 fraction:
-	if i < len(s) && s[i] == '.' {
+	if uint(i) < uint(len(s)) && s[i] == '.' {
 		digits := i + 1
 		if i = digitsEnd(s, digits); i == digits {
 			return 0, false
 		}
 	}
-	if i < len(s) && s[i]|0x20 == 'e' {
+	if uint(i) < uint(len(s)) && s[i]|0x20 == 'e' {
 		digits := i + 1
 		if digits < len(s) && (s[digits] == '+' || s[digits] == '-') {
 			digits++
@@ -223,8 +225,8 @@ colon: // a key ended before s[i]
 	w.inKey = false
 keyEnd: // a key ended before s[i], and w.inKey is false
 	keyEnd = i
-	if i >= len(s) || s[i] != ':' {
-		if i = SkipSpace(s, i); i >= len(s) || s[i] != ':' {
+	if uint(i) >= uint(len(s)) || s[i] != ':' {
+		if i = SkipSpace(s, i); uint(i) >= uint(len(s)) || s[i] != ':' {
 			return 0, false
 		}
 	}
@@ -241,7 +243,7 @@ open: // s[i] opens a container
 	}
 	w.push(s[i] == '{')
 	i = SkipSpace(s, i+1)
-	if i < len(s) && s[i] == w.closer() {
+	if uint(i) < uint(len(s)) && s[i] == w.closer() {
 		i++
 		goto closed
 	}
@@ -250,7 +252,7 @@ member: // a member or element of the innermost container starts at s[i]
 	if !w.inObject {
 		goto value
 	}
-	if i < len(s) && s[i] == '"' {
+	if uint(i) < uint(len(s)) && s[i] == '"' {
 		w.start, w.escaped = i, false
 		i++
 		// A key of up to seven plain bytes (most keys) ends in the first
@@ -277,7 +279,7 @@ member: // a member or element of the innermost container starts at s[i]
 		w.inKey = true
 		goto strRest
 	}
-	if i < len(s) && isSpace(s[i]) {
+	if uint(i) < uint(len(s)) && isSpace(s[i]) {
 		i = SkipSpace(s, i)
 		goto member
 	}
@@ -293,7 +295,7 @@ valueEnd: // a value ended before s[i]
 		}
 	}
 afterValue:
-	if i >= len(s) {
+	if uint(i) >= uint(len(s)) {
 		return 0, false
 	}
 	switch s[i] {
