@@ -182,7 +182,7 @@ func plainKeys(line []byte, members []member) (n int, filter uint64, maybeKnown 
 		if m.Escaped {
 			return i, filter, maybeKnown
 		}
-		bit := filterBitAt(line, m.KeyStart+1, m.KeyEnd-1)
+		bit := quotedFilterBit(line, m.KeyStart, m.KeyEnd)
 		if filter&bit != 0 {
 			return i, filter, maybeKnown
 		}
@@ -309,16 +309,24 @@ func (s *keySet) push(ref keyRef) {
 }
 
 // filterBit is key's bit in keySet.filter, from its length and its first
-// and last bytes.
-func filterBit(key []byte) uint64 { return filterBitAt(key, 0, len(key)) }
-
-// filterBitAt is filterBit(line[start:end]) without making the slice, which
-// would cost plainKeys' loop its registers.
-func filterBitAt(line []byte, start, end int) uint64 {
-	if start >= end {
-		return 1
+// and last bytes; the empty key's are quotes, as quotedFilterBit reads them.
+func filterBit(key []byte) uint64 {
+	if len(key) == 0 {
+		return filterBitOf(2, '"', '"')
 	}
-	return uint64(1) << ((uint(end-start)*7 + uint(line[start])*3 + uint(line[end-1])) % 64)
+	return filterBitOf(len(key)+2, key[0], key[len(key)-1])
+}
+
+// quotedFilterBit is the filterBit of the plain key line[start:end] holds
+// within its quotes: line[start+1] and line[end-2] are its first and last
+// bytes, or its quotes if it is empty, so it needs no test of its own.
+func quotedFilterBit(line []byte, start, end int) uint64 {
+	return filterBitOf(end-start, line[start+1], line[end-2])
+}
+
+// filterBitOf is the bit of a key of n-2 bytes (n with its quotes).
+func filterBitOf(n int, first, last byte) uint64 {
+	return uint64(1) << ((uint(n)*7 + uint(first)*3 + uint(last)) % 64)
 }
 
 // earlierPlain returns the last of members (all with plain keys) whose key

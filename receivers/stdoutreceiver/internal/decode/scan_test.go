@@ -34,3 +34,19 @@ func TestKnownKeysBesideLookalikes(t *testing.T) {
 		t.Errorf("severity %q", r.lr.SeverityText())
 	}
 }
+
+// TestEmptyKeysAreDuplicates: the empty key has one filter bit whether
+// plainKeys reads it within its quotes or keySet.add from its text (after
+// an escaped key), so a later empty key supersedes an earlier one either way.
+func TestEmptyKeysAreDuplicates(t *testing.T) {
+	for line, want := range map[string]string{
+		`{"time":1764504000000,"":1,"a":2,"":3,"level":30}`:      `{"_time":1764504000000,"a":2,"":3,"level":"info"}`,
+		`{"time":1764504000000,"":1,"\u0061":2,"":3,"level":30}`: `{"_time":1764504000000,"\u0061":2,"":3,"level":"info"}`,
+		`{"time":1764504000000,"\u0061":1,"":2,"":3,"level":30}`: `{"_time":1764504000000,"\u0061":1,"":3,"level":"info"}`,
+		`{"time":1764504000000,"":1,"":2,"\u0061":3,"level":30}`: `{"_time":1764504000000,"":2,"\u0061":3,"level":"info"}`,
+	} {
+		if r := decodeOne(t, line); r.body != want {
+			t.Errorf("%s: body %s\nwant %s", line, r.body, want)
+		}
+	}
+}
