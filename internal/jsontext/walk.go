@@ -287,11 +287,10 @@ member: // a member or element of the innermost container starts at s[i]
 
 valueEnd: // a value ended before s[i]
 	if w.depth == w.recordDepth { // ValueEnd's whole value, or a member's that Members records
-		if w.depth == 0 {
-			return i, true
-		}
-		if k := uint(w.n - 1); k < uint(len(w.members)) {
+		if k := uint(w.n - 1); k < uint(len(w.members)) { // only Members has room
 			w.members[k].ValEnd = i
+		} else if w.depth == 0 {
+			return i, true
 		}
 	}
 afterValue:
