@@ -84,7 +84,7 @@ func Read(rc syscall.RawConn, p []byte) (int, error) {
 	var errno syscall.Errno
 	err := rc.Read(func(fd uintptr) bool {
 		for {
-			n, errno = readNow(fd, p)
+			n, errno = ReadNow(fd, p)
 			switch errno {
 			case syscall.EINTR:
 				continue
@@ -142,11 +142,6 @@ func Write(rc syscall.RawConn, p []byte) (int, error) {
 		return written, io.ErrUnexpectedEOF
 	}
 	return written, nil
-}
-
-func readNow(fd uintptr, p []byte) (int, syscall.Errno) {
-	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	return int(n), errno
 }
 
 // writeNow sends with MSG_NOSIGNAL: a peer that has gone makes it fail with

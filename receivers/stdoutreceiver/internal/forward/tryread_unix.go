@@ -3,10 +3,11 @@
 package forward
 
 import (
-	"errors"
 	"io"
 	"net"
 	"syscall"
+
+	"github.com/sidecarhq/sidecar/internal/rawconn"
 )
 
 // newTryRead returns a read that does not wait for r (a TCP or unix socket),
@@ -19,18 +20,18 @@ func newTryRead(r io.Reader) func(p []byte) (int, error, bool) {
 	}
 	return func(p []byte) (int, error, bool) {
 		var n int
-		var rerr error
+		var errno syscall.Errno
 		if err := rc.Read(func(fd uintptr) bool {
-			n, rerr = readNow(int(fd), p)
+			n, errno = rawconn.ReadNow(fd, p)
 			return true // never wait in the poller
 		}); err != nil {
 			return 0, err, true // closed, or past the shutdown deadline
 		}
 		switch {
-		case errors.Is(rerr, syscall.EAGAIN), errors.Is(rerr, syscall.EINTR):
+		case errno == syscall.EAGAIN, errno == syscall.EINTR:
 			return 0, nil, false
-		case rerr != nil:
-			return 0, rerr, true
+		case errno != 0:
+			return 0, errno, true
 		case n == 0 && len(p) > 0:
 			return 0, io.EOF, true
 		}
@@ -40,7 +41,7 @@ func newTryRead(r io.Reader) func(p []byte) (int, error, bool) {
 
 // newWaitRead returns a read of r (a TCP or unix socket) that waits in the
 // poller when the client has sent nothing, as r.Read does, but makes its
-// read(2)s as readNow does, unseen by the scheduler; nil when r is not a
+// read(2)s with rawconn.ReadNow, unseen by the scheduler; nil when r is not a
 // socket. A connection waits for its client each time it leaves the tick
 // (about 40 times a second on 4 FireLens-style connections at 20k lines/s
 // on a busy host), and r.Read's two read(2)s per wait each woke the
@@ -54,17 +55,17 @@ func newWaitRead(r io.Reader) func(p []byte) (int, error) {
 	}
 	return func(p []byte) (int, error) {
 		var n int
-		var rerr error
+		var errno syscall.Errno
 		if err := rc.Read(func(fd uintptr) bool {
-			n, rerr = readNow(int(fd), p)
+			n, errno = rawconn.ReadNow(fd, p)
 			// Nothing there yet: wait in the poller and read again.
-			return !errors.Is(rerr, syscall.EAGAIN) && !errors.Is(rerr, syscall.EINTR)
+			return errno != syscall.EAGAIN && errno != syscall.EINTR
 		}); err != nil {
 			return 0, err // closed, or past the shutdown deadline
 		}
 		switch {
-		case rerr != nil:
-			return 0, rerr
+		case errno != 0:
+			return 0, errno
 		case n == 0 && len(p) > 0:
 			return 0, io.EOF
 		}
