@@ -7,9 +7,12 @@ import (
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/sidecarhq/sidecar/internal/backpressure"
 )
 
-// queueRoom spares weighing data the memory queue has no room for. When
+// queueRoom spares weighing data the memory queue has no room for, and
+// tells the receiver it refused when room was freed. When
 // the queue is full, a receiver offers the same plog.Logs again and again
 // (with backoff) until it fits, and each offer made a new request that the
 // queue weighed from scratch: at max rate on stdin that was more than one
@@ -24,7 +27,11 @@ import (
 // between offers. Disabled (capacity 0) when the queue is on disk, blocks
 // on overflow or waits for results: then the queue calls no Ref. Offers
 // refused here do not reach exporterhelper, so its enqueue_failed counts
-// only those the queue itself refused.
+// only those the queue itself refused. Each refusal for want of room,
+// its own or the queue's, says when to retry (backpressure.Full): the
+// receiver retries at the next Unref instead of after its backoff, which
+// against this queue at max rate left the exporter idle (stdin and
+// Forward used a third to a half of their core).
 type queueRoom struct {
 	capacity int64
 	w        *logsWeigher
@@ -33,6 +40,8 @@ type queueRoom struct {
 	held    int64     // weight of the requests between Ref and Unref
 	refused plog.Logs // the last data refused as full (zero when none)
 	weight  int64     // a lower bound of its weight, or its weight
+
+	freed backpressure.Room // freed at every Unref
 }
 
 // offered is where newRequest leaves the request it made for one offer.
@@ -45,6 +54,8 @@ func (q *queueRoom) offer(ctx context.Context, ld plog.Logs, push func(context.C
 	if q == nil || q.capacity <= 0 {
 		return push(ctx, ld)
 	}
+	// Taken before the room is looked at: an Unref from here on closes it.
+	freed := q.freed.Freed()
 	q.mu.Lock()
 	held, weight := q.held, int64(0)
 	if q.refused == ld {
@@ -58,13 +69,16 @@ func (q *queueRoom) offer(ctx context.Context, ld plog.Logs, push func(context.C
 		}
 		if held+weight > q.capacity {
 			q.remember(ld, weight)
-			return exporterhelper.ErrQueueIsFull
+			return backpressure.Full(exporterhelper.ErrQueueIsFull, freed)
 		}
 	}
 	o := &offered{}
 	err := push(context.WithValue(ctx, offeredKey{}, o), ld)
-	if errors.Is(err, exporterhelper.ErrQueueIsFull) && o.r != nil && o.r.weight > 0 {
-		q.remember(ld, int64(o.r.weight))
+	if errors.Is(err, exporterhelper.ErrQueueIsFull) {
+		if o.r != nil && o.r.weight > 0 {
+			q.remember(ld, int64(o.r.weight))
+		}
+		return backpressure.Full(err, freed)
 	}
 	return err
 }
@@ -89,6 +103,9 @@ func (q *queueRoom) add(n int64) {
 	q.mu.Lock()
 	q.held += n
 	q.mu.Unlock()
+	if n < 0 {
+		q.freed.Free()
+	}
 }
 
 // newQueueRoom is the room of the logs queue cfg describes (its sizes in

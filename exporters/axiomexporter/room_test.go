@@ -2,11 +2,14 @@ package axiomexporter
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/sidecarhq/sidecar/internal/backpressure"
 )
 
 // The floor that refuses data without weighing it is never above its
@@ -63,8 +66,10 @@ func TestRoomRefusesWhatCannotFitWithoutWeighing(t *testing.T) {
 	expect := func(step string, ld plog.Logs, wantPush bool, wantErr error) {
 		t.Helper()
 		before := pushes
-		if err := offer(ld); err != wantErr {
+		if err := offer(ld); !errors.Is(err, wantErr) || (err == nil) != (wantErr == nil) {
 			t.Errorf("%s: offer returned %v, want %v", step, err, wantErr)
+		} else if err != nil && backpressure.Freed(err) == nil {
+			t.Errorf("%s: a refusal for want of room does not say when there is room", step)
 		}
 		if got := pushes > before; got != wantPush {
 			t.Errorf("%s: reached the queue: %v, want %v", step, got, wantPush)
@@ -96,6 +101,56 @@ func TestRoomRefusesWhatCannotFitWithoutWeighing(t *testing.T) {
 	off.add(1 << 40)
 	if err := off.offer(context.Background(), ld, push); err != nil || off.held != 0 {
 		t.Errorf("a disabled room refused (%v) or counted (%d)", err, off.held)
+	}
+}
+
+// A refusal, the room's own or the queue's, carries a channel that the
+// next Unref closes, and not before: the receiver retries then. An Unref
+// between the offer and the refusal has closed it already.
+func TestRoomRefusalSaysWhenThereIsRoom(t *testing.T) {
+	w := newLogsWeigher(2 << 20)
+	ld := pinoLines(100)
+	room := &queueRoom{capacity: int64(w.floor(ld)), w: w}
+	queueFull := func(context.Context, plog.Logs) error { return exporterhelper.ErrQueueIsFull }
+	ready := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+
+	room.add(1)
+	byRoom := backpressure.Freed(room.offer(context.Background(), ld, queueFull))
+	room.add(-1)
+	byQueue := backpressure.Freed(room.offer(context.Background(), ld, queueFull))
+	if byRoom == nil || byQueue == nil {
+		t.Fatal("a refusal without a channel")
+	}
+	if !ready(byRoom) {
+		t.Error("the Unref after the room's refusal did not close its channel")
+	}
+	if ready(byQueue) {
+		t.Error("the queue's refusal is closed before any Unref")
+	}
+	room.add(1) // a Ref frees nothing
+	if ready(byQueue) {
+		t.Error("a Ref closed the channel")
+	}
+	room.add(-1)
+	if !ready(byQueue) {
+		t.Error("the Unref did not close the queue's refusal's channel")
+	}
+
+	racing := func(ctx context.Context, ld plog.Logs) error {
+		room.add(-1) // a request finishes while this offer is made
+		return exporterhelper.ErrQueueIsFull
+	}
+	room.add(1)
+	room.capacity = 1 << 40 // the room lets it through to the queue
+	if !ready(backpressure.Freed(room.offer(context.Background(), ld, racing))) {
+		t.Error("room freed during the offer: the refusal must say so at once")
 	}
 }
 

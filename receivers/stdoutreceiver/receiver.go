@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/sidecarhq/sidecar/internal/backpressure"
 	"github.com/sidecarhq/sidecar/internal/losses"
 	"github.com/sidecarhq/sidecar/internal/outcome"
 	"github.com/sidecarhq/sidecar/internal/sharedinstance"
@@ -32,7 +33,10 @@ import (
 	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
-// Backoff while the pipeline refuses data (memory limiter, full queue).
+// Backoff while the pipeline refuses data (memory limiter, full queue). A
+// refusal that says when the consumer has room again (backpressure.Full,
+// the axiom exporter's memory queue) is retried then, sooner if it comes
+// sooner.
 const (
 	retryFirst = 10 * time.Millisecond
 	retryMax   = time.Second
@@ -76,6 +80,9 @@ type stdoutReceiver struct {
 	stdinSrc   io.Reader
 	endProcess func(stop <-chan struct{})
 
+	// retryFirst and retryMax are the backoff's bounds (the constants;
+	// tests lengthen them).
+	retryFirst, retryMax time.Duration
 	// stop is closed by Shutdown; a Sink waiting out a refusal gives up.
 	stop                    chan struct{}
 	startOnce, shutdownOnce sync.Once
@@ -107,6 +114,7 @@ func newReceiver(set receiver.Settings, cfg *Config) (*stdoutReceiver, error) {
 	return &stdoutReceiver{
 		cfg: cfg, set: set, obs: obs, metrics: metrics, losses: lost,
 		stdinSrc: os.Stdin, endProcess: stdin.EndProcess,
+		retryFirst: retryFirst, retryMax: retryMax,
 		stop: make(chan struct{}),
 	}, nil
 }
@@ -230,7 +238,7 @@ func (r *stdoutReceiver) sink(policy whenfull.Policy) stream.Sink {
 	buf := whenfull.New(whenfull.Settings{
 		Policy: policy, Limit: whenFullBytes,
 		Refused:    func(error) { r.metrics.recordRefused(context.Background()) },
-		RetryFirst: retryFirst, RetryMax: retryMax,
+		RetryFirst: r.retryFirst, RetryMax: r.retryMax,
 	})
 	r.buffers = append(r.buffers, buf)
 	return func(ctx context.Context, b stream.Batch) error {
@@ -387,10 +395,11 @@ func (r *stdoutReceiver) dropPermanent(ctx context.Context, n int, err error) er
 }
 
 // retry runs push until it succeeds or fails permanently, backing off while
-// the pipeline refuses (memory limiter, full queue): the transport waiting
-// on it stops reading its source meanwhile. It gives up only at shutdown.
+// the pipeline refuses (memory limiter, full queue), or until the refusal
+// says there is room again: the transport waiting on it stops reading its
+// source meanwhile. It gives up only at shutdown.
 func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(context.Context) error) error {
-	wait := retryFirst
+	wait := r.retryFirst
 	var timer *time.Timer
 	var since time.Time
 	for attempt := 0; ; attempt++ {
@@ -413,11 +422,12 @@ func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(conte
 		}
 		select {
 		case <-timer.C:
+		case <-backpressure.Freed(err):
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-r.stop:
 			return stream.ErrStopped
 		}
-		wait = min(2*wait, retryMax)
+		wait = min(2*wait, r.retryMax)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -26,6 +27,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/sidecarhq/sidecar/internal/backpressure"
 	"github.com/sidecarhq/sidecar/internal/losses"
 	"github.com/sidecarhq/sidecar/internal/rawevent"
 	"github.com/sidecarhq/sidecar/internal/workload"
@@ -164,6 +166,53 @@ func TestReceiverRetriesRefusedData(t *testing.T) {
 	}
 	if calls.Load() != 4 {
 		t.Errorf("calls %d, want 3 refusals and 1 success", calls.Load())
+	}
+}
+
+// A refusal that says when the pipeline has room again (the axiom
+// exporter's memory queue) is retried then, not after the backoff: with
+// the backoff an hour long, the line still arrives once room is freed,
+// whether the source waits (block) or its buffer does (drop_oldest).
+func TestReceiverRetriesWhenRoomIsFreed(t *testing.T) {
+	for _, policy := range []whenfull.Policy{whenfull.Block, whenfull.DropOldest} {
+		t.Run(string(policy), func(t *testing.T) {
+			var room backpressure.Room
+			var calls atomic.Int32
+			refused := make(chan struct{})
+			sink := new(consumertest.LogsSink)
+			full, _ := consumer.NewLogs(func(ctx context.Context, ld plog.Logs) error {
+				if calls.Add(1) == 1 {
+					defer close(refused)
+					return backpressure.Full(errors.New("sending queue is full"), room.Freed())
+				}
+				return sink.ConsumeLogs(ctx, ld)
+			})
+			f := NewFactory()
+			cfg := stdinConfig(false)
+			cfg.Stdin = configoptional.Some(stdin.Config{WhenFull: policy})
+			lr, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(f.Type()), cfg, full)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := lr.(*stdoutReceiver)
+			r.retryFirst, r.retryMax = time.Hour, time.Hour
+			r.stdinSrc = strings.NewReader("a\n")
+			r.endProcess = func(<-chan struct{}) {}
+			if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = r.Shutdown(context.Background()) })
+			<-refused
+			room.Free()
+			for deadline := time.Now().Add(30 * time.Second); sink.LogRecordCount() == 0; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the refused line was not retried once room was freed")
+				}
+			}
+			if calls.Load() != 2 {
+				t.Errorf("calls %d, want a refusal and a success", calls.Load())
+			}
+		})
 	}
 }
 

@@ -9,7 +9,9 @@
 //     buffer; on a pipe it blocks the app's writes. The receiver retries
 //     itself; no Buffer is involved.
 //   - drop_newest: refused batches wait in the Buffer, in order, and are
-//     pushed again with backoff; a batch that does not fit is dropped.
+//     pushed again with backoff (or as soon as a refusal made with
+//     backpressure.Full says there is room); a batch that does not fit is
+//     dropped.
 //   - drop_oldest: as drop_newest, but room is made by dropping the oldest
 //     waiting batches, so the latest lines survive an outage.
 //
@@ -31,6 +33,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/sidecarhq/sidecar/internal/backpressure"
 )
 
 // Policy is a source's when_full setting.
@@ -235,6 +239,7 @@ func (b *Buffer) run() {
 		timer.Reset(wait)
 		select {
 		case <-timer.C:
+		case <-backpressure.Freed(err): // the pipeline has room again
 		case <-b.wake: // a new batch: try again now rather than drop for nothing
 		case <-b.stop:
 			return
