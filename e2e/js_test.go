@@ -5,29 +5,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/sidecarhq/sidecar/internal/setupcheck"
 )
 
 // jsClientDir holds an npm package that scripts/setup.sh installs from its
 // lockfile.
 const jsClientDir = "../clients/js"
 
-// missingSetup ends a test that needs what scripts/setup.sh installs: under
-// CI=true it fails, since .ci/run runs the script first; elsewhere it skips
-// with the command to run.
-func missingSetup(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s missing: scripts/setup.sh should have installed it", what)
-	}
-	t.Skipf("%s missing: run scripts/setup.sh", what)
-}
-
 // nodeBinary returns the node on PATH.
 func nodeBinary(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("node")
 	if err != nil {
-		missingSetup(t, "node")
+		setupcheck.Missing(t, "node")
 	}
 	return p
 }
@@ -41,7 +32,7 @@ func npmInstalled(t *testing.T, dir, file string) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); err != nil {
-		missingSetup(t, p)
+		setupcheck.Missing(t, p)
 	}
 	return p
 }

@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
+	"github.com/sidecarhq/sidecar/internal/setupcheck"
 )
 
 // nodeAppDir is the example app (examples/node-app), installed by
@@ -121,7 +122,7 @@ func startRedis(t *testing.T) netip.AddrPort {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		missingSetup(t, "redis-server")
+		setupcheck.Missing(t, "redis-server")
 	}
 	addr := netip.MustParseAddrPort(FreeAddr(t))
 	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(int(addr.Port())), "--save", "", "--appendonly", "no")

@@ -5,14 +5,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# redis-server: the example app's Redis in the Node/Bun end-to-end tests.
-if ! command -v redis-server >/dev/null 2>&1; then
+# Debian packages: redis-server, the example app's Redis in the Node/Bun
+# end-to-end tests; zstd, the reference decoder the axiom exporter's tests
+# hold its request bodies to.
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v zstd >/dev/null 2>&1 || missing+=(zstd)
+if [ ${#missing[@]} -gt 0 ]; then
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"
 	log=$(mktemp)
-	if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends redis-server; } >"$log" 2>&1; then
+	if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
 		cat "$log" >&2
-		echo "setup: installing redis-server failed" >&2
+		echo "setup: installing ${missing[*]} failed" >&2
 		exit 1
 	fi
 	rm -f "$log"

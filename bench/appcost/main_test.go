@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sidecarhq/sidecar/bench/internal/procstat"
+	"github.com/sidecarhq/sidecar/internal/setupcheck"
 )
 
 func TestRotateRunsEveryModeInEveryPositionAlike(t *testing.T) {
@@ -86,10 +87,10 @@ func TestProbeMemoryReportsTheExampleAppsMemoryAfterAFullCollection(t *testing.T
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(appDir, "node_modules/@sidecarhq/otel-stdout")); err != nil {
-		missingSetup(t, "the example app's node_modules")
+		setupcheck.Missing(t, "the example app's node_modules")
 	}
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		missingSetup(t, "redis-server")
+		setupcheck.Missing(t, "redis-server")
 	}
 	redis, stopRedis, err := startRedis()
 	if err != nil {
@@ -100,7 +101,7 @@ func TestProbeMemoryReportsTheExampleAppsMemoryAfterAFullCollection(t *testing.T
 		t.Run(rt, func(t *testing.T) {
 			bin, err := runtimeBinary(appDir, rt)
 			if err != nil {
-				missingSetup(t, rt)
+				setupcheck.Missing(t, rt)
 			}
 			memFile := filepath.Join(t.TempDir(), "memory.jsonl")
 			app, done := startApp(t, appCommand(appDir, rt, bin, memFile), redis)
@@ -154,12 +155,4 @@ func startApp(t *testing.T, app *exec.Cmd, redis string) (*exec.Cmd, chan error)
 		t.Fatal(err)
 	}
 	return app, done
-}
-
-func missingSetup(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s missing: scripts/setup.sh should have installed it", what)
-	}
-	t.Skipf("%s missing: run scripts/setup.sh", what)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sidecarhq/sidecar/internal/loadgen"
 	"github.com/sidecarhq/sidecar/internal/rawevent"
+	"github.com/sidecarhq/sidecar/internal/setupcheck"
 )
 
 // bodyRecorder is an ingest endpoint that keeps each zstd request body as
@@ -52,7 +53,7 @@ func referenceDecode(t *testing.T, body []byte) []byte {
 	t.Helper()
 	zstdCmd, err := exec.LookPath("zstd")
 	if err != nil {
-		t.Skip("needs the zstd command (apt-get install zstd)")
+		setupcheck.Missing(t, "the zstd command")
 	}
 	cmd := exec.Command(zstdCmd, "-d", "-c", "-q")
 	cmd.Stdin = bytes.NewReader(body)
