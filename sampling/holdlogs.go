@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/sidecarhq/sidecar/internal/rawevent"
 )
 
 // Deferred drops of log records: a record with a trace id that a rule drops
@@ -87,6 +89,7 @@ func (s *sampler) rescueLogs(out *rescuedItems, b *heldBatch) {
 		v.resAttrs = rl.Resource().Attributes()
 		v.service = serviceName(mapAttrs(v.resAttrs))
 		rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool {
+			v.shared, _ = rawevent.Shared(sl)
 			sl.LogRecords().RemoveIf(func(rec plog.LogRecord) bool {
 				if !s.hold.rescued(newHoldKey(rec.TraceID(), v.service)) {
 					return true

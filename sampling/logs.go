@@ -11,6 +11,7 @@ import (
 
 	"github.com/sidecarhq/sidecar/internal/jsontext"
 	"github.com/sidecarhq/sidecar/internal/loglevel"
+	"github.com/sidecarhq/sidecar/internal/rawevent"
 )
 
 // This file decides log records: the same rules as spans, with randomness
@@ -26,7 +27,7 @@ func (d *dynamicRule) keyHashLog(v *logView) uint64 {
 		case "severity":
 			h = h.u64(uint64(v.rec.SeverityNumber())).str(v.rec.SeverityText())
 		default:
-			if a, ok := mapAttrs(v.rec.Attributes()).getAny(f.names); ok {
+			if a, ok := v.recAttrs().getAny(f.names); ok {
 				h = h.value(a)
 			} else if a, ok := mapAttrs(v.resAttrs).getAny(f.names); ok {
 				h = h.value(a)
@@ -53,7 +54,7 @@ func (s *sampler) decideLog(v *logView) decision {
 	rec := v.rec
 	isError := logIsError(rec)
 	d := decision{rule: r, keep: true, weight: 1}
-	if !s.always.keepLog(rec, isError) && !r.keepIf.keepLog(rec, isError) {
+	if !s.always.keepLog(v, isError) && !r.keepIf.keepLog(v, isError) {
 		target := &r.fixed
 		if r.dyn != nil {
 			target = &pow2Info[r.dyn.state(r.dyn.keyHashLog(v)).exp]
@@ -127,6 +128,7 @@ func (s *sampler) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, err
 		v.service = serviceName(mapAttrs(v.resAttrs))
 		rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool {
 			si++
+			v.shared, _ = rawevent.Shared(sl)
 			sl.LogRecords().RemoveIf(func(rec plog.LogRecord) bool {
 				v.rec = rec
 				d := s.decideLog(&v)

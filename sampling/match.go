@@ -173,7 +173,7 @@ func (m *matcher) matchLog(v *logView) bool {
 	if len(m.severities) > 0 && !m.matchSeverity(v.rec) {
 		return false
 	}
-	if !matchFields(m.resAttrs, mapAttrs(v.resAttrs)) || !matchFields(m.attrs, mapAttrs(v.rec.Attributes())) {
+	if !matchFields(m.resAttrs, mapAttrs(v.resAttrs)) || !matchFields(m.attrs, v.recAttrs()) {
 		return false
 	}
 	return len(m.body) == 0 || matchBody(m.body, v.rec.Body(), &v.scratch)

@@ -1,11 +1,17 @@
 package sampling
 
 import (
+	"fmt"
+	"maps"
+	"math"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/sidecarhq/sidecar/internal/rawevent"
 )
 
 func mustMatcher(t testing.TB, c MatchConfig) *matcher {
@@ -191,5 +197,49 @@ func TestDynamicKeyOperation(t *testing.T) {
 	oldView, stableView := pdataSpanView(get, spanResource{}), pdataSpanView(stable, spanResource{})
 	if bySystem.keyHash(&oldView) != bySystem.keyHash(&stableView) {
 		t.Fatal("db.system and db.system.name give different keys")
+	}
+}
+
+// The records of a raw scope carry its attributes (rawevent.Shared: the
+// stdout receiver's log.iostream): rules read them as the records' own,
+// and a record's own attribute of the same key wins.
+func TestLogRulesReadARawScopesSharedAttributes(t *testing.T) {
+	cfg := testConfig(RuleConfig{Name: "no-stderr", Match: MatchConfig{Signal: "logs", Attributes: map[string]any{"log.iostream": "stderr"}}, Probability: math.Ldexp(1, -56)})
+	p := newPipeline(t, cfg, true)
+	ld := newLogBatch("api")
+	rl := ld.ResourceLogs().At(0)
+	rl.ScopeLogs().RemoveIf(func(plog.ScopeLogs) bool { return true })
+	for _, stream := range []string{"stdout", "stderr"} {
+		sl := rl.ScopeLogs().AppendEmpty()
+		rawevent.MarkRawScope(sl)
+		sl.Scope().Attributes().PutStr("log.iostream", stream)
+		for i := range 50 {
+			rec := sl.LogRecords().AppendEmpty()
+			rec.SetTimestamp(pcommon.Timestamp(i))
+			rec.Body().SetStr(fmt.Sprintf(`{"level":"info","i":%d,"from":%q}`, i, stream))
+		}
+		own := sl.LogRecords().AppendEmpty()
+		own.Body().SetStr(`{"level":"info","own":"stdout"}`)
+		own.Attributes().PutStr("log.iostream", "stdout")
+	}
+	if err := p.logs.ConsumeLogs(t.Context(), ld); err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]int{}
+	for _, rec := range p.logRec.records {
+		if _, weighed := rec.Attributes().Get(WeightAttribute); weighed {
+			t.Errorf("%s: matched the stderr rule", rec.Body().Str())
+		}
+		switch body := rec.Body().Str(); {
+		case strings.Contains(body, `"own"`):
+			kept["own"]++
+		case strings.Contains(body, `"stderr"`):
+			kept["stderr"]++
+		default:
+			kept["stdout"]++
+		}
+	}
+	if want := map[string]int{"stdout": 50, "own": 2}; !maps.Equal(kept, want) {
+		t.Errorf("kept %v, want %v (the stderr scope's records dropped)", kept, want)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
@@ -38,8 +37,8 @@ func (k keepCond) keepSpanFields(isError bool, dur int64) bool {
 	return (k.errors && isError) || (k.minDur > 0 && dur >= k.minDur)
 }
 
-func (k keepCond) keepLog(rec plog.LogRecord, isError bool) bool {
-	return (k.errors && isError) || (k.priority && hasPriority(mapAttrs(rec.Attributes())))
+func (k keepCond) keepLog(v *logView, isError bool) bool {
+	return (k.errors && isError) || (k.priority && hasPriority(v.recAttrs()))
 }
 
 // thresholdInfo is a threshold with everything written for it, computed once.

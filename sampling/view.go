@@ -102,6 +102,7 @@ func (v *spanView) hasException() bool {
 type logView struct {
 	rec      plog.LogRecord
 	resAttrs pcommon.Map
+	shared   pcommon.Map // the record's scope's, if it shares them (rawevent.Shared)
 	service  string
 	scratch  []byte // decoding buffer for escaped body strings, reused
 }
@@ -240,10 +241,13 @@ func wireValue(v otlpwire.Value) attrValue {
 // attributes still in protobuf (a span's with the keys the sampler reads
 // looked up in one pass, in pre). One of m, span and res is set.
 type attrSet struct {
-	m    pcommon.Map
-	span *otlpwire.Span
-	pre  *wireAttrs
-	res  *otlpwire.Resource
+	m pcommon.Map
+	// shared, when set, is looked in after m: a raw scope's attributes,
+	// which are its records' too (rawevent.Shared).
+	shared pcommon.Map
+	span   *otlpwire.Span
+	pre    *wireAttrs
+	res    *otlpwire.Resource
 }
 
 // wireAttrs holds a raw span's values of the keys the sampler reads, looked
@@ -276,10 +280,18 @@ func (w *wireAttrs) get(sp *otlpwire.Span, key string) (v otlpwire.Value, ok, kn
 
 func mapAttrs(m pcommon.Map) attrSet { return attrSet{m: m} }
 
+// recAttrs are the record's attributes: its own, then its scope's shared ones.
+func (v *logView) recAttrs() attrSet { return attrSet{m: v.rec.Attributes(), shared: v.shared} }
+
 func (a attrSet) get(key string) (attrValue, bool) {
 	if a.span == nil && a.res == nil {
 		if v, ok := a.m.Get(key); ok {
 			return pdataValue(v), true
+		}
+		if a.shared != (pcommon.Map{}) {
+			if v, ok := a.shared.Get(key); ok {
+				return pdataValue(v), true
+			}
 		}
 		return attrValue{}, false
 	}

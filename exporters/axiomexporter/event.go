@@ -19,24 +19,30 @@ import (
 // appends to a caller-owned []byte and never builds maps: the log path must
 // stay cheap (see README.md for the mapping).
 
-// appendEvent appends lr as one NDJSON line. raw says its scope holds raw
-// events, oneLine that their bodies hold no newline (see rawevent). resource
-// is the record's resource attributes already encoded as a JSON object, or
-// empty when there are none; attrs encodes a raw record's attributes. now is
-// the time used when the record carries no timestamp.
-func appendEvent(b []byte, lr plog.LogRecord, raw, oneLine bool, resource []byte, attrs *attrsJSON, now time.Time) []byte {
+// eventScope is what the events of a scope's records take from the scope
+// and its resource: whether the scope holds raw events, and one-line ones
+// (see rawevent), the resource's attributes encoded as a JSON object, and a
+// raw scope's attributes, which are its records' too (rawevent.Shared),
+// encoded as one; each encoding is empty when there are none.
+type eventScope struct {
+	raw, oneLine bool
+	resource     []byte
+	shared       []byte
+	sharedAttrs  pcommon.Map // what shared encodes, when it is not empty
+}
+
+// appendEvent appends lr, a record of the scope sc, as one NDJSON line.
+// attrs encodes a raw record's own attributes. now is the time used when
+// the record carries no timestamp.
+func appendEvent(b []byte, lr plog.LogRecord, sc *eventScope, attrs *attrsJSON, now time.Time) []byte {
 	body := lr.Body()
-	if raw && body.Type() == pcommon.ValueTypeStr {
+	if sc.raw && body.Type() == pcommon.ValueTypeStr {
 		if obj, ok := rawObject(body.Str()); ok {
-			var encoded []byte
-			if m := lr.Attributes(); m.Len() > 0 {
-				encoded = attrs.of(m)
-			}
-			return appendRawEvent(b, obj, oneLine, encoded, resource)
+			return appendRawEvent(b, obj, sc.oneLine, attrs.of(lr.Attributes(), sc), sc.resource)
 		}
 		// A raw record that breaks the contract still reaches Axiom, as a message.
 	}
-	return appendMappedEvent(b, lr, resource, now)
+	return appendMappedEvent(b, lr, sc, now)
 }
 
 // appendRawEvent writes obj (a JSON object text) as-is, splicing the
@@ -128,7 +134,7 @@ func appendOneLine(b []byte, s string, known bool) []byte {
 // appendMappedEvent builds an event from an ordinary log record. A body that
 // is a map contributes its fields at the top level and wins over every field
 // the exporter would add.
-func appendMappedEvent(b []byte, lr plog.LogRecord, resource []byte, now time.Time) []byte {
+func appendMappedEvent(b []byte, lr plog.LogRecord, sc *eventScope, now time.Time) []byte {
 	var has struct{ time, level, traceID, spanID, attributes, resource bool }
 	b = append(b, '{')
 	body := lr.Body()
@@ -182,15 +188,15 @@ func appendMappedEvent(b []byte, lr plog.LogRecord, resource []byte, now time.Ti
 		b = hex.AppendEncode(b, sid[:])
 		b = append(b, '"')
 	}
-	if attrs := lr.Attributes(); !has.attributes && attrs.Len() > 0 {
+	if attrs := lr.Attributes(); !has.attributes && (attrs.Len() > 0 || len(sc.shared) > 0) {
 		b = appendComma(b)
 		b = append(b, `"attributes":`...)
-		b = appendMap(b, attrs)
+		b = appendAttributes(b, attrs, sc)
 	}
-	if !has.resource && len(resource) > 0 {
+	if !has.resource && len(sc.resource) > 0 {
 		b = appendComma(b)
 		b = append(b, `"resource":`...)
-		b = append(b, resource...)
+		b = append(b, sc.resource...)
 	}
 	return append(b, '}', '\n')
 }
@@ -248,17 +254,65 @@ func levelOf(lr plog.LogRecord) string {
 	return loglevel.Name(lr.SeverityNumber())
 }
 
-// attrsJSON is the JSON of the last attributes it encoded, kept while the
-// next record's are the same: the records of a batch mostly carry the same
-// attributes (a Forward connection's stream on each), and comparing a map's
-// string members with the last one's costs less than encoding them again.
-type attrsJSON struct {
-	last [][2]string // after of(m): m's members when all are strings, else none
-	json []byte
+// appendAttributes writes the attributes of a record of the scope sc, own
+// being its own, as a JSON object: the scope's shared ones, then its own,
+// one of which replaces a shared one of the same key in its place (as if
+// the record carried the shared ones and its own were put over them).
+func appendAttributes(b []byte, own pcommon.Map, sc *eventScope) []byte {
+	if own.Len() == 0 {
+		return append(b, sc.shared...)
+	}
+	if len(sc.shared) == 0 {
+		return appendMap(b, own)
+	}
+	b = append(b, '{')
+	for k, v := range sc.sharedAttrs.All() {
+		if mine, ok := own.Get(k); ok {
+			v = mine
+		}
+		b = appendMember(b, k, v)
+	}
+	for k, v := range own.All() {
+		if _, shared := sc.sharedAttrs.Get(k); !shared {
+			b = appendMember(b, k, v)
+		}
+	}
+	b[len(b)-1] = '}' // b ends with a member's comma: sc shares one at least
+	return b
 }
 
-// of is appendMap(nil, m), valid until the next call.
-func (c *attrsJSON) of(m pcommon.Map) []byte {
+// appendMember writes k and v as an object member and a comma.
+func appendMember(b []byte, k string, v pcommon.Value) []byte {
+	b = appendString(b, k)
+	b = append(b, ':')
+	return append(appendValue(b, v), ',')
+}
+
+// attrsJSON is the JSON of the last attributes it encoded, kept while the
+// next record's are the same: the records of a batch mostly carry the same
+// attributes (a sampling rule's weight and name on each), and comparing a
+// map's string members with the last one's costs less than encoding them
+// again.
+type attrsJSON struct {
+	last   [][2]string // after own(m): m's members when all are strings, else none
+	json   []byte
+	merged []byte // of's, for a record with its own attributes in a scope that shares some
+}
+
+// of is appendAttributes(nil, own, sc), valid until the next call.
+func (c *attrsJSON) of(own pcommon.Map, sc *eventScope) []byte {
+	if own.Len() == 0 {
+		return sc.shared
+	}
+	if len(sc.shared) == 0 {
+		return c.own(own)
+	}
+	c.merged = appendAttributes(c.merged[:0], own, sc)
+	return c.merged
+}
+
+// own is appendMap(nil, m), valid until the next call.
+func (c *attrsJSON) own(m pcommon.Map) []byte {
 	if c.same(m) {
 		return c.json
 	}
@@ -299,6 +353,9 @@ func (c *attrsJSON) forget() {
 	c.forgetMembers()
 	if cap(c.json) > maxPooledBuffer {
 		c.json = nil
+	}
+	if cap(c.merged) > maxPooledBuffer {
+		c.merged = nil
 	}
 }
 

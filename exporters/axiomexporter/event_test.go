@@ -190,7 +190,7 @@ func encodeAll(t *testing.T, ld plog.Logs) string {
 		for j := 0; j < rl.ScopeLogs().Len(); j++ {
 			sl := rl.ScopeLogs().At(j)
 			for k := 0; k < sl.LogRecords().Len(); k++ {
-				b = appendEvent(b, sl.LogRecords().At(k), rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl), res, new(attrsJSON), time.Now())
+				b = appendEvent(b, sl.LogRecords().At(k), scopeOf(sl, res), new(attrsJSON), time.Now())
 			}
 		}
 	}

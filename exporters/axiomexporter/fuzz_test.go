@@ -138,10 +138,10 @@ func encodeRawBatch(enc *encoder, ld plog.Logs) {
 	rl := ld.ResourceLogs().At(0)
 	enc.resource = appendMap(enc.resource[:0], rl.Resource().Attributes())
 	sl := rl.ScopeLogs().At(0)
-	raw := rawevent.IsRawScope(sl)
+	sc := eventScope{raw: rawevent.IsRawScope(sl), resource: enc.resource}
 	lrs := sl.LogRecords()
 	for k := 0; k < lrs.Len(); k++ {
-		enc.events = appendEvent(enc.events, lrs.At(k), raw, false, enc.resource, &enc.attrs, time.Time{})
+		enc.events = appendEvent(enc.events, lrs.At(k), &sc, &enc.attrs, time.Time{})
 	}
 }
 
@@ -215,7 +215,7 @@ func BenchmarkEncodeMappedEvents(b *testing.B) {
 		buf = buf[:0]
 		res := appendMap(nil, rl.Resource().Attributes())
 		for k := 0; k < lrs.Len(); k++ {
-			buf = appendEvent(buf, lrs.At(k), false, false, res, new(attrsJSON), msTime)
+			buf = appendEvent(buf, lrs.At(k), &eventScope{resource: res}, new(attrsJSON), msTime)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/event")
@@ -261,7 +261,7 @@ func FuzzAttrsJSON(f *testing.F) {
 		m := pcommon.NewMap()
 		for _, op := range script {
 			if op == 0 { // the map so far is a record's attributes; the next starts empty
-				if got, want := c.of(m), appendMap(nil, m); !bytes.Equal(got, want) {
+				if got, want := c.own(m), appendMap(nil, m); !bytes.Equal(got, want) {
 					t.Fatalf("%v: %s, want %s", m.AsRaw(), got, want)
 				}
 				m = pcommon.NewMap()
@@ -278,5 +278,75 @@ func FuzzAttrsJSON(f *testing.F) {
 				m.PutStr(k, v)
 			}
 		}
+	})
+}
+
+// A raw scope's attributes are its records' (rawevent.Shared): the events
+// of records sharing them are those of the same records carrying them, the
+// shared ones first and their own put over them, whatever the body, the
+// attributes and the scope; and each weighs at least its event (for a body
+// within the rawevent contract, which the weigher trusts).
+func FuzzSharedAttributes(f *testing.F) {
+	f.Add(`{"a":1}`, []byte{0x01, 0x00, 0x11}, true, false)
+	f.Add(`{}`, []byte{0x01, 0x21, 0x00, 0x01}, false, true)
+	f.Add("{\n\"a\":2}", []byte{0x31, 0x00, 0x02, 0x00}, false, false)
+	f.Add(`not json`, []byte{0x05, 0x00, 0x21}, true, true)
+	f.Fuzz(func(t *testing.T, body string, script []byte, oneLine, withResource bool) {
+		words := []string{"log.iostream", "stdout", "log.truncated", ""}
+		shared, own := pcommon.NewMap(), pcommon.NewMap()
+		m := shared
+		for _, op := range script {
+			if op == 0 { // the shared attributes end, the record's own begin
+				m = own
+				continue
+			}
+			k, v := words[op&3], words[op>>2&3]
+			switch op >> 4 & 3 {
+			case 0, 1:
+				m.PutStr(k, v)
+			case 2:
+				m.PutInt(k, int64(op>>6))
+			case 3:
+				m.PutBool(k, op&0x40 != 0)
+			}
+		}
+		build := func(share bool) plog.Logs {
+			ld := plog.NewLogs()
+			rl := ld.ResourceLogs().AppendEmpty()
+			if withResource {
+				rl.Resource().Attributes().PutStr("service.name", "api")
+			}
+			sl := rl.ScopeLogs().AppendEmpty()
+			if oneLine {
+				rawevent.MarkOneLineScope(sl)
+			} else {
+				rawevent.MarkRawScope(sl)
+			}
+			lr := sl.LogRecords().AppendEmpty()
+			lr.SetTimestamp(1796040000123000000)
+			lr.Body().SetStr(body)
+			if share {
+				shared.CopyTo(sl.Scope().Attributes())
+			} else {
+				shared.CopyTo(lr.Attributes())
+			}
+			for k, v := range own.All() {
+				v.CopyTo(lr.Attributes().PutEmpty(k))
+			}
+			return ld
+		}
+		ld := build(true)
+		if got, want := encodeAll(t, ld), encodeAll(t, build(false)); got != want {
+			t.Fatalf("shared %v, own %v:\n%s\nwant\n%s", shared.AsRaw(), own.AsRaw(), got, want)
+		}
+		if !utf8.ValidString(body) || !json.Valid([]byte(body)) || !strings.HasPrefix(strings.TrimSpace(body), "{") {
+			return // outside the rawevent contract, which weighing trusts
+		}
+		w := newLogsWeigher(2 << 20)
+		w.each(ld, func(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, weight int) {
+			if event := len(encodeAll(t, ld)); weight < event {
+				t.Fatalf("shared %v, own %v: weighs %d, its event is %d bytes", shared.AsRaw(), own.AsRaw(), weight, event)
+			}
+		})
 	})
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
 	"github.com/sidecarhq/sidecar/internal/losses"
+	"github.com/sidecarhq/sidecar/internal/rawevent"
 )
 
 const (
@@ -159,4 +160,13 @@ func (h *harness) gauge(t *testing.T, name string, attrs ...string) (int64, bool
 		}
 	}
 	return 0, false
+}
+
+// scopeOf is the eventScope of sl's records, res their resource encoded.
+func scopeOf(sl plog.ScopeLogs, res []byte) *eventScope {
+	sc := &eventScope{raw: rawevent.IsRawScope(sl), oneLine: rawevent.IsOneLineScope(sl), resource: res}
+	if attrs, ok := rawevent.Shared(sl); ok {
+		sc.shared, sc.sharedAttrs = appendMap(nil, attrs), attrs
+	}
+	return sc
 }

@@ -102,18 +102,23 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		}
 	}
 	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
-	walk := walkRecords(ld, logPosition{}, enc.resource)
+	walk := walkRecords(ld, logPosition{}, enc.resource, enc.shared)
 	for walk.next() {
 		mark := len(enc.events)
 		lr := walk.record()
-		// appendEvent's line for stdin's records, without its calls: in a
-		// one-line raw scope without a resource, a string body that is an
-		// object alone (Str is "" for other bodies) and no attributes is
-		// the event as it is.
-		if body := lr.Body().Str(); walk.oneLine && len(walk.resource) == 0 && isBareObject(body) && lr.Attributes().Len() == 0 {
+		// appendEvent's line for the receiver's raw records, without its
+		// calls: a string body that is an object alone (Str is "" for
+		// other bodies) of a record without attributes of its own is the
+		// event as it is in a one-line raw scope without a resource or
+		// shared attributes (stdin's), else spliced (Forward's, files').
+		body := lr.Body().Str()
+		switch {
+		case walk.oneLine && len(walk.resource) == 0 && len(walk.shared) == 0 && isBareObject(body) && lr.Attributes().Len() == 0:
 			enc.events = append(append(enc.events, body...), '\n')
-		} else {
-			enc.events = appendEvent(enc.events, lr, walk.raw, walk.oneLine, walk.resource, &enc.attrs, now)
+		case walk.raw && isBareObject(body) && lr.Attributes().Len() == 0:
+			enc.events = appendRawEvent(enc.events, body, walk.oneLine, walk.shared, walk.resource)
+		default:
+			enc.events = appendEvent(enc.events, lr, &walk.eventScope, &enc.attrs, now)
 		}
 		if n > 0 && len(enc.events) > maxBytes {
 			// This event does not fit: send the ones before it and
@@ -135,7 +140,7 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 			}
 		}
 	}
-	enc.resource = walk.resource // the buffer, grown
+	enc.resource, enc.shared = walk.resource, walk.shared // the buffers, grown
 	if n > 0 {
 		if err := flush(); err != nil {
 			return err
@@ -145,14 +150,15 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 }
 
 // recordWalk steps through the records of a plog.Logs in order, with what
-// an event is made of besides its record: whether its scope holds raw
-// events, and one-line ones (rawevent), and its resource's attributes
-// encoded (appendResource, once per resource). It is a loop's state
-// rather than a callback: the step to the next record of the same scope
-// is inlined, so a record costs no call there. Each walk needs a resource
-// buffer of its own (a walk nested in another, as a request re-encoded in
-// the middle of a push, must not write over the outer one's).
+// an event is made of besides its record (eventScope: the resource's
+// attributes encoded once per resource, a raw scope's shared ones once per
+// scope). It is a loop's state rather than a callback: the step to the next
+// record of the same scope is inlined, so a record costs no call there.
+// Each walk needs buffers of its own (a walk nested in another, as a
+// request re-encoded in the middle of a push, must not write over the
+// outer one's).
 type recordWalk struct {
+	eventScope
 	from         logPosition
 	rls          plog.ResourceLogsSlice
 	rl           plog.ResourceLogs
@@ -161,14 +167,14 @@ type recordWalk struct {
 	lrs          plog.LogRecordSlice
 	i, j, k      int // the resource and scope entered, and the record after the current one
 	scopes, recs int // sls.Len() and lrs.Len()
-	raw, oneLine bool
-	resource     []byte
 }
 
 // walkRecords starts a walk of ld's records from the position from on;
-// resource is the buffer the walk encodes resources into.
-func walkRecords(ld plog.Logs, from logPosition, resource []byte) recordWalk {
-	return recordWalk{from: from, rls: ld.ResourceLogs(), i: from.resource - 1, j: -1, resource: resource[:0]}
+// resource and shared are the buffers the walk encodes resources and
+// shared attributes into.
+func walkRecords(ld plog.Logs, from logPosition, resource, shared []byte) recordWalk {
+	return recordWalk{from: from, rls: ld.ResourceLogs(), i: from.resource - 1, j: -1,
+		eventScope: eventScope{resource: resource[:0], shared: shared[:0]}}
 }
 
 // next moves to the next record and reports whether there was one.
@@ -199,6 +205,10 @@ func (w *recordWalk) nextScope() bool {
 		}
 		w.sl = w.sls.At(w.j)
 		w.raw, w.oneLine = rawevent.IsRawScope(w.sl), rawevent.IsOneLineScope(w.sl)
+		w.shared, w.sharedAttrs = w.shared[:0], pcommon.Map{}
+		if attrs, ok := rawevent.Shared(w.sl); ok {
+			w.shared, w.sharedAttrs = appendMap(w.shared, attrs), attrs
+		}
 		w.lrs = w.sl.LogRecords()
 		w.recs, w.k = w.lrs.Len(), 0
 		if w.i == w.from.resource && w.j == w.from.scope {
@@ -322,19 +332,21 @@ func statusOf(err error) int {
 // newline (mended: it is now a space).
 func (e *logsExporter) reencodeChecked(enc *encoder, ld plog.Logs, start logPosition, n int, now time.Time) (broken, mended int) {
 	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
-	// A resource buffer of its own: pushLogs' walk, which this one
-	// interrupts, still holds its resource in enc.resource.
-	walk := walkRecords(ld, start, nil)
+	// Buffers of its own: pushLogs' walk, which this one interrupts,
+	// still holds its resource and shared attributes in enc's.
+	walk := walkRecords(ld, start, nil, nil)
 	for ; n > 0 && walk.next(); n-- {
 		lr := walk.record()
 		if walk.raw && !validRawBody(lr.Body()) {
 			broken++
-			enc.events = appendMappedEvent(enc.events, lr, walk.resource, now)
+			enc.events = appendMappedEvent(enc.events, lr, &walk.eventScope, now)
 		} else {
 			if walk.oneLine && strings.Contains(lr.Body().Str(), "\n") {
 				mended++
 			}
-			enc.events = appendEvent(enc.events, lr, walk.raw, false, walk.resource, &enc.attrs, now)
+			checked := walk.eventScope
+			checked.oneLine = false
+			enc.events = appendEvent(enc.events, lr, &checked, &enc.attrs, now)
 		}
 		enc.ends = append(enc.ends, len(enc.events))
 	}
@@ -407,6 +419,7 @@ type encoder struct {
 	carry      []byte
 	compressed []byte
 	resource   []byte
+	shared     []byte
 	attrs      attrsJSON
 	zstd       *zstd.Encoder
 }

@@ -670,7 +670,7 @@ func TestRecordWalkFromEachPosition(t *testing.T) {
 	for p, from := range append([]logPosition{{}}, positions...) {
 		skip := max(p-1, 0)
 		var got []string
-		walk := walkRecords(ld, from, nil)
+		walk := walkRecords(ld, from, nil, nil)
 		for walk.next() {
 			if walk.at() != positions[skip+len(got)] {
 				t.Fatalf("from %v: record %d at %v, want %v", from, len(got), walk.at(), positions[skip+len(got)])
@@ -683,9 +683,10 @@ func TestRecordWalkFromEachPosition(t *testing.T) {
 	}
 }
 
-// pushLogs writes the records of one-line scopes without a resource
-// (stdin's) without appendEvent's calls: what it writes for every kind of
-// body, with attributes or not, with a resource or not, is appendEvent's.
+// pushLogs writes the records of raw scopes without appendEvent's calls
+// (stdin's, Forward's and files'): what it writes for every kind of body,
+// with attributes or not, shared by the scope or not, with a resource or
+// not, is appendEvent's.
 func TestPushWritesAppendEventsLines(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig("")
@@ -698,7 +699,15 @@ func TestPushWritesAppendEventsLines(t *testing.T) {
 		if resource {
 			rl.Resource().Attributes().PutStr("service.name", "api")
 		}
-		for _, mark := range []func(plog.ScopeLogs){rawevent.MarkOneLineScope, rawevent.MarkRawScope, func(plog.ScopeLogs) {}} {
+		shareStream := func(mark func(plog.ScopeLogs)) func(plog.ScopeLogs) {
+			return func(sl plog.ScopeLogs) {
+				mark(sl)
+				sl.Scope().Attributes().PutStr("log.iostream", "stderr")
+				sl.Scope().Attributes().PutInt("n", 1)
+			}
+		}
+		for _, mark := range []func(plog.ScopeLogs){rawevent.MarkOneLineScope, rawevent.MarkRawScope, func(plog.ScopeLogs) {},
+			shareStream(rawevent.MarkOneLineScope), shareStream(rawevent.MarkRawScope)} {
 			sl := rl.ScopeLogs().AppendEmpty()
 			mark(sl)
 			for _, body := range []string{`{"a":1}`, `{}`, ` {"a":1} `, `{"a":1}` + "\n", `[1]`, `not json`, `{`, `}`, ``, `{"a":"x` + "\n" + `"}`} {

@@ -37,6 +37,7 @@ type logsWeigher struct {
 	mu       sync.Mutex
 	scratch  []byte // one event at a time
 	resource []byte // the walk's encoded resource
+	shared   []byte // and a raw scope's shared attributes
 	attrs    attrsJSON
 }
 
@@ -57,12 +58,12 @@ func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.S
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	defer w.done()
-	walk := walkRecords(ld, logPosition{}, w.resource) // not in the for statement, which would copy it every round
+	walk := walkRecords(ld, logPosition{}, w.resource, w.shared) // not in the for statement, which would copy it every round
 	for walk.next() {
 		lr := walk.record()
-		fn(walk.rl, walk.sl, lr, max(w.size(lr, walk.raw, walk.resource), w.minEvent))
+		fn(walk.rl, walk.sl, lr, max(w.size(lr, &walk.eventScope), w.minEvent))
 	}
-	w.resource = walk.resource
+	w.resource, w.shared = walk.resource, walk.shared
 }
 
 // done lets go of what a weighing kept.
@@ -74,39 +75,43 @@ func (w *logsWeigher) done() {
 	if cap(w.resource) > maxPooledBuffer {
 		w.resource = nil
 	}
+	if cap(w.shared) > maxPooledBuffer {
+		w.shared = nil
+	}
 }
 
-// size is the larger of lr's event (or its bound) and its protobuf. The
-// protobuf of a record with a string body and no attributes (stdin's and
-// files' lines, raw or text), or string attributes on a raw one (Forward's
-// stream: attributedSize), is counted from its fields (recordsize), and
-// its body is read once for both.
-func (w *logsWeigher) size(lr plog.LogRecord, raw bool, resource []byte) int {
+// size is the larger of lr's event (or its bound) and its protobuf, lr
+// being a record of the scope sc. The protobuf of a record with a string
+// body and no attributes of its own (stdin's and files' lines, raw or
+// text, and Forward's, whose stream their raw scope carries), or string
+// attributes on a raw one (a cut line's: attributedSize), is counted from
+// its fields (recordsize), and its body is read once for both.
+func (w *logsWeigher) size(lr plog.LogRecord, sc *eventScope) int {
 	body, attrs := lr.Body(), lr.Attributes()
 	if body.Type() != pcommon.ValueTypeStr {
-		return max(w.eventSize(lr, raw, resource), protoSizer.LogRecordSize(lr))
+		return max(w.eventSize(lr, sc), protoSizer.LogRecordSize(lr))
 	}
 	if attrs.Len() > 0 {
-		return w.attributedSize(lr, raw, resource)
+		return w.attributedSize(lr, sc)
 	}
 	n := len(body.Str())
 	event := n + len("\n") // rawEventSize with nothing to splice in, without the call
 	switch {
-	case !raw:
-		event = w.eventSize(lr, raw, resource)
-	case len(resource) > 0:
-		event = w.rawEventSize(n, attrs, resource)
+	case !sc.raw:
+		event = w.eventSize(lr, sc)
+	case len(sc.resource) > 0 || len(sc.shared) > 0:
+		event = w.rawEventSize(n, attrs, sc)
 	}
 	return max(event, recordsize.StrBody(lr, n))
 }
 
 // attributedSize is size for a record with a string body and attributes.
-func (w *logsWeigher) attributedSize(lr plog.LogRecord, raw bool, resource []byte) int {
-	if !raw {
-		return max(w.eventSize(lr, raw, resource), protoSizer.LogRecordSize(lr))
+func (w *logsWeigher) attributedSize(lr plog.LogRecord, sc *eventScope) int {
+	if !sc.raw {
+		return max(w.eventSize(lr, sc), protoSizer.LogRecordSize(lr))
 	}
 	n := len(lr.Body().Str())
-	event := w.rawEventSize(n, lr.Attributes(), resource)
+	event := w.rawEventSize(n, lr.Attributes(), sc)
 	if len(w.attrs.last) == 0 { // a value that is not a string
 		return max(event, protoSizer.LogRecordSize(lr))
 	}
@@ -126,25 +131,34 @@ func (w *logsWeigher) attributedSize(lr plog.LogRecord, raw bool, resource []byt
 // stdin path's CPU), and copying 1 MiB lines to weigh them raised peak
 // RSS by ~4 MB; a body that broke the contract would be sent longer than
 // weighed, in two requests (pushLogs cuts at maxBytes).
-func (w *logsWeigher) eventSize(lr plog.LogRecord, raw bool, resource []byte) int {
-	if body := lr.Body(); raw && body.Type() == pcommon.ValueTypeStr {
-		return w.rawEventSize(len(body.Str()), lr.Attributes(), resource)
+func (w *logsWeigher) eventSize(lr plog.LogRecord, sc *eventScope) int {
+	if body := lr.Body(); sc.raw && body.Type() == pcommon.ValueTypeStr {
+		return w.rawEventSize(len(body.Str()), lr.Attributes(), sc)
 	}
-	w.scratch = appendEvent(w.scratch[:0], lr, raw, false, resource, &w.attrs, weighTime)
+	w.scratch = appendEvent(w.scratch[:0], lr, sc, &w.attrs, weighTime)
 	return len(w.scratch)
 }
 
 // rawEventSize is the length of appendRawEvent's line for an object body
-// of n bytes: exact for an object with members, a few bytes over for an
-// empty one (its "{}" becomes the event's own braces). The event's '{' is
-// the body's, and each object spliced in front of the body's first member
-// adds a comma.
-func (w *logsWeigher) rawEventSize(n int, attrs pcommon.Map, resource []byte) int {
-	if attrs.Len() > 0 {
-		n += len(`"attributes":`) + len(w.attrs.of(attrs)) + len(",")
+// of n bytes with the record's own attributes own: exact for an object
+// with members, a few bytes over for an empty one (its "{}" becomes the
+// event's own braces), and over by what the shared attributes that own
+// replaces would have taken. The event's '{' is the body's, and each
+// object spliced in front of the body's first member adds a comma.
+func (w *logsWeigher) rawEventSize(n int, own pcommon.Map, sc *eventScope) int {
+	switch {
+	case own.Len() > 0:
+		// Both: the shared object without its '}' and own's without its
+		// '{', a comma between.
+		n += len(`"attributes":`) + len(w.attrs.own(own)) + len(sc.shared) + len(",")
+		if len(sc.shared) > 0 {
+			n += len(",") - len("}{")
+		}
+	case len(sc.shared) > 0:
+		n += len(`"attributes":`) + len(sc.shared) + len(",")
 	}
-	if len(resource) > 0 {
-		n += len(`"resource":`) + len(resource) + len(",")
+	if len(sc.resource) > 0 {
+		n += len(`"resource":`) + len(sc.resource) + len(",")
 	}
 	return n + len("\n")
 }
@@ -156,11 +170,11 @@ func (w *logsWeigher) weigh(ld plog.Logs) int {
 	defer w.mu.Unlock()
 	defer w.done()
 	total := 0
-	walk := walkRecords(ld, logPosition{}, w.resource)
+	walk := walkRecords(ld, logPosition{}, w.resource, w.shared)
 	for walk.next() {
-		total += max(w.size(walk.record(), walk.raw, walk.resource), w.minEvent)
+		total += max(w.size(walk.record(), &walk.eventScope), w.minEvent)
 	}
-	w.resource = walk.resource
+	w.resource, w.shared = walk.resource, walk.shared
 	return total
 }
 

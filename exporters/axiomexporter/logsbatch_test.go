@@ -59,18 +59,26 @@ func pinoLines(n int) plog.Logs {
 }
 
 // forwardRecords are short lines from a Fluent Forward client, the stream
-// on each record and the tag in the resource; fireLensRecords carry the
-// container's fields too. Each of their events repeats the resource, so it
-// weighs more than its protobuf.
+// shared by the records of their raw scope (as the decoder writes them) and
+// the tag in the resource; fireLensRecords carry the container's fields
+// too. Each of their events repeats the resource, so it weighs more than
+// its protobuf.
 func forwardRecords(n int) plog.Logs {
-	return stdoutRecords(n, shortLine, map[string]string{"log.iostream": "stdout"}, map[string]string{"fluent.tag": "app"})
+	return sharedStream(stdoutRecords(n, shortLine, nil, map[string]string{"fluent.tag": "app"}))
 }
 
 func fireLensRecords(n int) plog.Logs {
-	return stdoutRecords(n, shortLine, map[string]string{"log.iostream": "stdout"}, map[string]string{
+	return sharedStream(stdoutRecords(n, shortLine, nil, map[string]string{
 		"fluent.tag": "app-firelens-0b69d5c0d0b74b8fa2f5d3f3d9a1e7c2", "container_name": "app",
 		"container_id": "0b69d5c0d0b74b8fa2f5d3f3d9a1e7c2-3141592653",
-	})
+	}))
+}
+
+// sharedStream makes stdout the stream of every record of ld's first raw
+// scope, carried by the scope (rawevent.Shared).
+func sharedStream(ld plog.Logs) plog.Logs {
+	ld.ResourceLogs().At(0).ScopeLogs().At(0).Scope().Attributes().PutStr("log.iostream", "stdout")
+	return ld
 }
 
 func shortLine(i int) string {
@@ -199,7 +207,7 @@ func TestBatchWeightCoversItsRequest(t *testing.T) {
 			for j := 0; j < rl.ScopeLogs().Len(); j++ {
 				sl := rl.ScopeLogs().At(j)
 				for k := 0; k < sl.LogRecords().Len(); k++ {
-					enc.events = appendEvent(enc.events, sl.LogRecords().At(k), rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl), resource, new(attrsJSON), time.Now())
+					enc.events = appendEvent(enc.events, sl.LogRecords().At(k), scopeOf(sl, resource), new(attrsJSON), time.Now())
 				}
 			}
 		}
@@ -224,20 +232,27 @@ func TestRecordWeighsItsEventOrPdatasProtobuf(t *testing.T) {
 	for i, lrs := 0, streams.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords(); i < lrs.Len(); i += 3 {
 		lrs.At(i).Attributes().PutBool("log.truncated", true)
 	}
+	// As the decoder writes them now: the stream shared by the scope.
+	shared := sharedStream(stdoutRecords(60, longLine, nil, nil))
+	for i, lrs := 0, shared.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords(); i < lrs.Len(); i += 3 {
+		lrs.At(i).Attributes().PutBool("log.truncated", true)
+	}
 	for name, ld := range map[string]plog.Logs{
 		"pino lines": pinoLines(500), "forward records": forwardRecords(500), "firelens records": fireLensRecords(500),
-		"text lines":              stringLogs(500),
-		"no timestamps":           sizedLogs(10, 200, 3000),
-		"with a resource":         stdoutRecords(50, shortLine, nil, map[string]string{"fluent.tag": "app"}),
-		"streams, some truncated": streams,
+		"text lines":                     stringLogs(500),
+		"no timestamps":                  sizedLogs(10, 200, 3000),
+		"with a resource":                stdoutRecords(50, shortLine, nil, map[string]string{"fluent.tag": "app"}),
+		"streams, some truncated":        streams,
+		"shared streams, some truncated": shared,
+		"shared streams, some truncated, with a resource": withResource(sharedStream(stdoutRecords(60, longLine, nil, nil))),
 	} {
 		w := newLogsWeigher(2 << 20)
 		var resource []byte
 		n := 0
 		w.each(ld, func(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, weight int) {
 			resource = appendResource(resource[:0], rl)
-			event := len(appendEvent(nil, lr, rawevent.IsRawScope(sl), rawevent.IsOneLineScope(sl), resource, new(attrsJSON), weighTime))
-			if raw := rawevent.IsRawScope(sl); raw && lr.Attributes().Len() == 0 && len(resource) == 0 {
+			event := len(appendEvent(nil, lr, scopeOf(sl, resource), new(attrsJSON), weighTime))
+			if _, shared := rawevent.Shared(sl); rawevent.IsRawScope(sl) && lr.Attributes().Len() == 0 && len(resource) == 0 && !shared {
 				event = len(lr.Body().Str()) + 1 // the raw event's bound (TestEventSizeIsTheEventsLength)
 			}
 			if want := max(event, sizer.LogRecordSize(lr), w.minEvent); weight != want && n < 5 {
@@ -246,6 +261,11 @@ func TestRecordWeighsItsEventOrPdatasProtobuf(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withResource(ld plog.Logs) plog.Logs {
+	ld.ResourceLogs().At(0).Resource().Attributes().PutStr("fluent.tag", "app")
+	return ld
 }
 
 // A queued request is not split across batches when it fits one: the
@@ -314,7 +334,8 @@ func TestEventSizeIsTheEventsLength(t *testing.T) {
 					for k, v := range attrs {
 						lr.Attributes().PutStr(k, v)
 					}
-					got, event := w.eventSize(lr, raw, res), len(appendEvent(nil, lr, raw, false, res, new(attrsJSON), weighTime))
+					sc := &eventScope{raw: raw, resource: res}
+					got, event := w.eventSize(lr, sc), len(appendEvent(nil, lr, sc, new(attrsJSON), weighTime))
 					lo, hi := event, event
 					switch object := len(body) >= 2 && body[0] == '{' && body[len(body)-1] == '}'; {
 					case raw && object && strings.TrimSpace(body[1:len(body)-1]) == "":
@@ -322,7 +343,7 @@ func TestEventSizeIsTheEventsLength(t *testing.T) {
 					case raw && !object: // weighs as an object of its length
 						const object = `{"a":1}`
 						lr.Body().SetStr(object)
-						lo = len(appendEvent(nil, lr, raw, false, res, new(attrsJSON), weighTime)) - len(object) + len(body)
+						lo = len(appendEvent(nil, lr, sc, new(attrsJSON), weighTime)) - len(object) + len(body)
 						hi = lo
 					}
 					if got < lo || got > hi {
@@ -342,7 +363,7 @@ func TestAttrsJSONOfALargeMapWithANonStringValue(t *testing.T) {
 	m := pcommon.NewMap()
 	m.PutStr("big", strings.Repeat("x", maxPooledBuffer+1))
 	m.PutInt("n", 1)
-	if got, want := c.of(m), appendMap(nil, m); !bytes.Equal(got, want) {
+	if got, want := c.own(m), appendMap(nil, m); !bytes.Equal(got, want) {
 		t.Fatalf("got %d bytes of JSON, want %d", len(got), len(want))
 	}
 }
@@ -371,7 +392,7 @@ func TestAttrsJSONFollowsEachMap(t *testing.T) {
 	for i, fill := range maps {
 		m := pcommon.NewMap()
 		fill(m)
-		if got, want := c.of(m), appendMap(nil, m); !bytes.Equal(got, want) {
+		if got, want := c.own(m), appendMap(nil, m); !bytes.Equal(got, want) {
 			t.Errorf("map %d %v: %s, its encoding is %s", i, m.AsRaw(), got, want)
 		}
 	}

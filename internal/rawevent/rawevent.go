@@ -10,6 +10,18 @@
 // and adds only the record's attributes and resource. Any other component
 // sees an ordinary log record with a JSON string body.
 //
+// A raw scope's attributes are attributes of every one of its records,
+// carried once instead of on each (the stdout receiver puts a stream's
+// log.iostream there, for a batch's records of that stream: on each record
+// it cost pdata two allocations and the exporter a comparison per record).
+// The exporter writes them in each event's `attributes` before the
+// record's own (a record's own attribute of the same key wins), and a
+// component that reads a record's attributes reads them too (Attribute;
+// the sampling processor's rules do). The records of a raw scope are
+// otherwise ordinary: a component that adds attributes adds them to the
+// record, and one that copies a record to another scope copies the scope's
+// attributes with it (as the exporter's batcher does).
+//
 // A body may hold raw newlines between the object's tokens, which the
 // exporter turns into spaces (an event is one NDJSON line), unless its scope
 // is named OneLineScopeName: the receiver says so when the transport cut
@@ -17,7 +29,10 @@
 // then does not look for any.
 package rawevent
 
-import "go.opentelemetry.io/collector/pdata/plog"
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+)
 
 // ScopeName names the instrumentation scope that marks raw-event records.
 const ScopeName = "sidecar/rawevent"
@@ -41,3 +56,14 @@ func MarkRawScope(sl plog.ScopeLogs) { sl.Scope().SetName(ScopeName) }
 // MarkOneLineScope marks sl so that its records are treated as raw events
 // whose bodies hold no newline.
 func MarkOneLineScope(sl plog.ScopeLogs) { sl.Scope().SetName(OneLineScopeName) }
+
+// Shared is the attributes every record of sl carries besides its own:
+// its scope's when sl is a raw scope, else none (an empty Map, which ok
+// reports as false).
+func Shared(sl plog.ScopeLogs) (attrs pcommon.Map, ok bool) {
+	if !IsRawScope(sl) {
+		return pcommon.Map{}, false
+	}
+	attrs = sl.Scope().Attributes()
+	return attrs, attrs.Len() > 0
+}

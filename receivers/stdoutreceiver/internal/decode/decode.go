@@ -60,7 +60,9 @@
 // ExportTraceServiceRequest and goes to traces; if that fails, or it holds
 // no span, it is a log. Blank lines are skipped (Stats.Empty counts them).
 // Records carry the attribute log.iostream when the transport knows the
-// stream, and log.truncated when the transport cut the line.
+// stream (a JSON line's record through its raw scope, which holds the
+// batch's JSON lines of that stream: internal/rawevent), and log.truncated
+// when the transport cut the line.
 package decode
 
 import (
@@ -133,6 +135,7 @@ type Decoder struct {
 	recs   []decodedLine
 	obj    object
 	edits  []edit
+	scopes []rawScope // build's, one per stream of the batch's JSON lines
 }
 
 // decodedLine is one decoded line waiting to be written into plog as a log
@@ -147,6 +150,7 @@ type decodedLine struct {
 	spanID     pcommon.SpanID
 	stream     string
 	truncated  bool
+	scope      int // build's: the raw scope in Decoder.scopes
 }
 
 // New returns a Decoder.
@@ -561,6 +565,9 @@ func hexString(line []byte, o *object, k, n int) ([]byte, bool) {
 // string stays pinned while the records wait in the exporter's queue, and
 // a string conversion does not zero the memory first, as a fresh buffer
 // (make) would, so the copy costs less than allocating the buffer per batch.
+// JSON lines go to a raw scope per stream, whose attributes carry the
+// stream once for all its records (rawevent); other lines to one scope,
+// each record with its stream.
 func (d *Decoder) build(logs plog.Logs, b stream.Batch, resource []stream.Attr, now time.Time) {
 	rl := logs.ResourceLogs().AppendEmpty()
 	attrs := rl.Resource().Attributes()
@@ -571,26 +578,32 @@ func (d *Decoder) build(logs plog.Logs, b stream.Batch, resource []stream.Attr, 
 	for _, a := range resource {
 		attrs.PutStr(a.Key, a.Value)
 	}
-	var raw, text plog.LogRecordSlice
-	nRaw := 0
+	nText := 0
 	for i := range d.recs {
-		if d.recs[i].raw {
-			nRaw++
+		if r := &d.recs[i]; r.raw {
+			r.scope = d.rawScope(r.stream)
+		} else {
+			nText++
 		}
 	}
-	if nRaw > 0 {
+	for i := range d.scopes {
+		sc := &d.scopes[i]
 		sl := rl.ScopeLogs().AppendEmpty()
 		if b.OneLine { // and nothing the decoder writes holds a newline
 			rawevent.MarkOneLineScope(sl)
 		} else {
 			rawevent.MarkRawScope(sl)
 		}
-		raw = sl.LogRecords()
-		raw.EnsureCapacity(nRaw)
+		if sc.stream != "" {
+			sl.Scope().Attributes().PutStr(AttrStream, sc.stream)
+		}
+		sc.recs = sl.LogRecords()
+		sc.recs.EnsureCapacity(sc.n)
 	}
-	if nRaw < len(d.recs) {
+	var text plog.LogRecordSlice
+	if nText > 0 {
 		text = rl.ScopeLogs().AppendEmpty().LogRecords()
-		text.EnsureCapacity(len(d.recs) - nRaw)
+		text.EnsureCapacity(nText)
 	}
 	observed := pcommon.NewTimestampFromTime(now)
 	bodies := string(d.buf)
@@ -598,7 +611,7 @@ func (d *Decoder) build(logs plog.Logs, b stream.Batch, resource []stream.Attr, 
 		r := &d.recs[i]
 		var lr plog.LogRecord
 		if r.raw {
-			lr = raw.AppendEmpty()
+			lr = d.scopes[r.scope].recs.AppendEmpty()
 		} else {
 			lr = text.AppendEmpty()
 		}
@@ -613,9 +626,9 @@ func (d *Decoder) build(logs plog.Logs, b stream.Batch, resource []stream.Attr, 
 		lr.SetTraceID(r.traceID)
 		lr.SetSpanID(r.spanID)
 		lr.Body().SetStr(bodies[r.start:r.end])
-		if r.stream != "" || r.truncated {
+		if r.stream != "" && !r.raw || r.truncated {
 			la := lr.Attributes()
-			if r.stream != "" {
+			if r.stream != "" && !r.raw {
 				la.PutStr(AttrStream, r.stream)
 			}
 			if r.truncated {
@@ -623,6 +636,28 @@ func (d *Decoder) build(logs plog.Logs, b stream.Batch, resource []stream.Attr, 
 			}
 		}
 	}
+	clear(d.scopes) // they hold the batch's records
+	d.scopes = d.scopes[:0]
+}
+
+// rawScope is the index in d.scopes of the raw scope for the stream's
+// records, counting one more record in it.
+func (d *Decoder) rawScope(stream string) int {
+	for i := range d.scopes {
+		if d.scopes[i].stream == stream {
+			d.scopes[i].n++
+			return i
+		}
+	}
+	d.scopes = append(d.scopes, rawScope{stream: stream, n: 1})
+	return len(d.scopes) - 1
+}
+
+// rawScope is a raw scope being built: its stream, and its records.
+type rawScope struct {
+	stream string
+	n      int
+	recs   plog.LogRecordSlice
 }
 
 // validUTF8 returns line with each run of invalid bytes replaced by U+FFFD,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -686,6 +687,66 @@ func TestOneLineBatchMarksItsRawScope(t *testing.T) {
 			if body := sl.LogRecords().At(i).Body().Str(); strings.Contains(body, "\n") {
 				t.Errorf("body %q holds a newline", body)
 			}
+		}
+	}
+}
+
+// A batch's JSON lines go to a raw scope per stream, which carries the
+// stream as its attribute once for all its records (rawevent.Shared); a
+// record's own attributes are only what is its alone (a cut line), and
+// each record's stream reads as before, its own or else its scope's.
+func TestDecodeCarriesAStreamOncePerScope(t *testing.T) {
+	const a, b, c, d, e = `{"_time":1,"level":"info","msg":"a"}`, `{"_time":1,"level":"info","msg":"b"}`,
+		`{"_time":1,"level":"info","msg":"c"}`, `{"_time":1,"level":"info","msg":"d"}`, `{"_time":1,"level":"info","msg":"e"}`
+	streams := map[string]string{a: "stdout", b: "stderr", c: "stdout", d: "", "text": "stderr", e: "stderr"}
+	lines := []stream.Line{
+		{Data: []byte(a), Stream: "stdout"},
+		{Data: []byte(b), Stream: "stderr"},
+		{Data: []byte(c), Stream: "stdout", Truncated: true},
+		{Data: []byte(d)},
+		{Data: []byte("text"), Stream: "stderr"},
+		{Data: []byte(e), Stream: "stderr"},
+	}
+	out := New(Options{}).Decode(stream.Batch{Lines: lines}, nil, testNow)
+	type got struct{ stream, msgs, own string }
+	var scopes []got
+	sls := out.Logs.ResourceLogs().At(0).ScopeLogs()
+	for _, sl := range sls.All() {
+		var g got
+		if shared, ok := rawevent.Shared(sl); ok {
+			v, _ := shared.Get(AttrStream)
+			g.stream = v.Str()
+			if shared.Len() != 1 {
+				t.Errorf("scope attributes %v", shared.AsRaw())
+			}
+		}
+		for _, lr := range sl.LogRecords().All() {
+			g.msgs += lr.Body().Str()
+			for k := range lr.Attributes().All() {
+				g.own += k + " "
+			}
+			v, ok := lr.Attributes().Get(AttrStream)
+			if shared, isShared := rawevent.Shared(sl); !ok && isShared {
+				v, ok = shared.Get(AttrStream)
+			}
+			if want := streams[lr.Body().Str()]; ok != (want != "") || v.Str() != want {
+				t.Errorf("%s: stream %q %v, want %q", lr.Body().Str(), v.Str(), ok, want)
+			}
+		}
+		scopes = append(scopes, g)
+	}
+	want := []got{
+		{"stdout", a + c, "log.truncated "},
+		{"stderr", b + e, ""},
+		{"", d, ""},
+		{"", "text", "log.iostream "},
+	}
+	if !slices.Equal(scopes, want) {
+		t.Errorf("scopes\n%+v\nwant\n%+v", scopes, want)
+	}
+	for i, sl := range sls.All() {
+		if raw := rawevent.IsRawScope(sl); raw != (i < 3) {
+			t.Errorf("scope %d raw %v", i, raw)
 		}
 	}
 }

@@ -15,9 +15,10 @@ import (
 // The axiom exporter weighs the records this decoder makes by
 // recordsize.StrBody instead of pdata's sizer: on real records (pino request
 // logs with their errors, lines with trace and span ids, other shapes,
-// text, and lines whose bodies cross each varint length of a body's
-// prefixes) the two agree byte for byte. Records with attributes (a
-// known stream, a cut line) are pdata's to size.
+// text, a JSON line from a stream, whose raw scope carries the stream, and
+// lines whose bodies cross each varint length of a body's prefixes) the two
+// agree byte for byte. Records with attributes of their own (a text line's
+// stream, a cut line) are pdata's to size.
 func TestRecordsizeIsPdatasSizeOfDecodedRecords(t *testing.T) {
 	var lines []stream.Line
 	add := func(s string) { lines = append(lines, stream.Line{Data: []byte(s)}) }
@@ -46,7 +47,8 @@ func TestRecordsizeIsPdatasSizeOfDecodedRecords(t *testing.T) {
 			add(head + strings.Repeat("m", body-grow-len(head+tail)) + tail)
 		}
 	}
-	lines = append(lines, stream.Line{Data: []byte(`{"level":30,"msg":"from a stream"}`), Stream: "stdout"})
+	lines = append(lines, stream.Line{Data: []byte(`{"level":30,"msg":"from a stream"}`), Stream: "stdout"},
+		stream.Line{Data: []byte("text from a stream"), Stream: "stderr"})
 
 	var sizer plog.ProtoMarshaler
 	out := New(Options{}).Decode(stream.Batch{Lines: lines}, nil, testNow)
@@ -65,7 +67,7 @@ func TestRecordsizeIsPdatasSizeOfDecodedRecords(t *testing.T) {
 		}
 	}
 	if want := len(lines) - 1; counted != want {
-		t.Errorf("counted %d records, want %d (all but the one with a stream)", counted, want)
+		t.Errorf("counted %d records, want %d (all but the text line with a stream)", counted, want)
 	}
 }
 
