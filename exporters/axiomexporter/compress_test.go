@@ -135,7 +135,7 @@ func BenchmarkCompressBatch(b *testing.B) {
 	enc := newEncoderPool().get()
 	events := 0
 	for lrs := sl.LogRecords(); events < lrs.Len(); events++ {
-		next := appendEvent(enc.events, lrs.At(events), true, true, nil, &enc.attrs, at)
+		next := appendEvent(enc.events, lrs.At(events), &eventScope{raw: true, oneLine: true}, &enc.attrs, at)
 		if len(next) > maxBytes || events == maxEventsPerRequest {
 			break
 		}
