@@ -29,6 +29,9 @@ type eventScope struct {
 	resource     []byte
 	shared       []byte
 	sharedAttrs  pcommon.Map // what shared encodes, when it is not empty
+	// head is appendHead's for the records of a raw scope without
+	// attributes of their own, when it shares some or has a resource.
+	head []byte
 }
 
 // appendEvent appends lr, a record of the scope sc, as one NDJSON line.
@@ -56,6 +59,13 @@ func appendRawEvent(b []byte, obj string, oneLine bool, attrs, resource []byte) 
 		}
 		return append(appendOneLine(b, obj, false), '\n')
 	}
+	return appendAfterHead(appendHead(b, attrs, resource), obj, oneLine)
+}
+
+// appendHead writes what appendRawEvent splices in front of a body's
+// first member: '{' and the attributes and resource objects (either may be
+// empty, not both), without a comma after them.
+func appendHead(b []byte, attrs, resource []byte) []byte {
 	b = append(b, '{')
 	if len(attrs) > 0 {
 		b = append(b, `"attributes":`...)
@@ -68,6 +78,11 @@ func appendRawEvent(b []byte, obj string, oneLine bool, attrs, resource []byte) 
 		b = append(b, `"resource":`...)
 		b = append(b, resource...)
 	}
+	return b
+}
+
+// appendAfterHead writes obj's members after a head (appendHead).
+func appendAfterHead(b []byte, obj string, oneLine bool) []byte {
 	rest := obj[1:] // after the object's '{'
 	if !isEmptyObjectRest(rest) {
 		b = append(b, ',')

@@ -102,7 +102,7 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		}
 	}
 	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
-	walk := walkRecords(ld, logPosition{}, enc.resource, enc.shared)
+	walk := walkRecords(ld, logPosition{}, enc.resource, enc.shared, enc.head)
 	for walk.next() {
 		mark := len(enc.events)
 		lr := walk.record()
@@ -110,13 +110,14 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		// calls: a string body that is an object alone (Str is "" for
 		// other bodies) of a record without attributes of its own is the
 		// event as it is in a one-line raw scope without a resource or
-		// shared attributes (stdin's), else spliced (Forward's, files').
+		// shared attributes (stdin's), else follows the scope's head
+		// (Forward's, files').
 		body := lr.Body().Str()
 		switch {
 		case walk.oneLine && len(walk.resource) == 0 && len(walk.shared) == 0 && isBareObject(body) && lr.Attributes().Len() == 0:
 			enc.events = append(append(enc.events, body...), '\n')
-		case walk.raw && isBareObject(body) && lr.Attributes().Len() == 0:
-			enc.events = appendRawEvent(enc.events, body, walk.oneLine, walk.shared, walk.resource)
+		case len(walk.head) > 0 && isBareObject(body) && lr.Attributes().Len() == 0:
+			enc.events = appendAfterHead(append(enc.events, walk.head...), body, walk.oneLine)
 		default:
 			enc.events = appendEvent(enc.events, lr, &walk.eventScope, &enc.attrs, now)
 		}
@@ -140,7 +141,7 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 			}
 		}
 	}
-	enc.resource, enc.shared = walk.resource, walk.shared // the buffers, grown
+	enc.resource, enc.shared, enc.head = walk.resource, walk.shared, walk.head // the buffers, grown
 	if n > 0 {
 		if err := flush(); err != nil {
 			return err
@@ -170,11 +171,11 @@ type recordWalk struct {
 }
 
 // walkRecords starts a walk of ld's records from the position from on;
-// resource and shared are the buffers the walk encodes resources and
-// shared attributes into.
-func walkRecords(ld plog.Logs, from logPosition, resource, shared []byte) recordWalk {
+// resource, shared and head are the buffers the walk encodes resources,
+// shared attributes and heads into.
+func walkRecords(ld plog.Logs, from logPosition, resource, shared, head []byte) recordWalk {
 	return recordWalk{from: from, rls: ld.ResourceLogs(), i: from.resource - 1, j: -1,
-		eventScope: eventScope{resource: resource[:0], shared: shared[:0]}}
+		eventScope: eventScope{resource: resource[:0], shared: shared[:0], head: head[:0]}}
 }
 
 // next moves to the next record and reports whether there was one.
@@ -208,6 +209,10 @@ func (w *recordWalk) nextScope() bool {
 		w.shared, w.sharedAttrs = w.shared[:0], pcommon.Map{}
 		if attrs, ok := rawevent.Shared(w.sl); ok {
 			w.shared, w.sharedAttrs = appendMap(w.shared, attrs), attrs
+		}
+		w.head = w.head[:0]
+		if w.raw && (len(w.shared) > 0 || len(w.resource) > 0) {
+			w.head = appendHead(w.head, w.shared, w.resource)
 		}
 		w.lrs = w.sl.LogRecords()
 		w.recs, w.k = w.lrs.Len(), 0
@@ -334,7 +339,7 @@ func (e *logsExporter) reencodeChecked(enc *encoder, ld plog.Logs, start logPosi
 	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
 	// Buffers of its own: pushLogs' walk, which this one interrupts,
 	// still holds its resource and shared attributes in enc's.
-	walk := walkRecords(ld, start, nil, nil)
+	walk := walkRecords(ld, start, nil, nil, nil)
 	for ; n > 0 && walk.next(); n-- {
 		lr := walk.record()
 		if walk.raw && !validRawBody(lr.Body()) {
@@ -420,6 +425,7 @@ type encoder struct {
 	compressed []byte
 	resource   []byte
 	shared     []byte
+	head       []byte
 	attrs      attrsJSON
 	zstd       *zstd.Encoder
 }

@@ -670,7 +670,7 @@ func TestRecordWalkFromEachPosition(t *testing.T) {
 	for p, from := range append([]logPosition{{}}, positions...) {
 		skip := max(p-1, 0)
 		var got []string
-		walk := walkRecords(ld, from, nil, nil)
+		walk := walkRecords(ld, from, nil, nil, nil)
 		for walk.next() {
 			if walk.at() != positions[skip+len(got)] {
 				t.Fatalf("from %v: record %d at %v, want %v", from, len(got), walk.at(), positions[skip+len(got)])

@@ -38,6 +38,7 @@ type logsWeigher struct {
 	scratch  []byte // one event at a time
 	resource []byte // the walk's encoded resource
 	shared   []byte // and a raw scope's shared attributes
+	head     []byte // and the walk's head (the weigher does not read it)
 	attrs    attrsJSON
 }
 
@@ -58,12 +59,12 @@ func (w *logsWeigher) each(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.S
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	defer w.done()
-	walk := walkRecords(ld, logPosition{}, w.resource, w.shared) // not in the for statement, which would copy it every round
+	walk := walkRecords(ld, logPosition{}, w.resource, w.shared, w.head) // not in the for statement, which would copy it every round
 	for walk.next() {
 		lr := walk.record()
 		fn(walk.rl, walk.sl, lr, max(w.size(lr, &walk.eventScope), w.minEvent))
 	}
-	w.resource, w.shared = walk.resource, walk.shared
+	w.resource, w.shared, w.head = walk.resource, walk.shared, walk.head
 }
 
 // done lets go of what a weighing kept.
@@ -170,11 +171,11 @@ func (w *logsWeigher) weigh(ld plog.Logs) int {
 	defer w.mu.Unlock()
 	defer w.done()
 	total := 0
-	walk := walkRecords(ld, logPosition{}, w.resource, w.shared)
+	walk := walkRecords(ld, logPosition{}, w.resource, w.shared, w.head)
 	for walk.next() {
 		total += max(w.size(walk.record(), &walk.eventScope), w.minEvent)
 	}
-	w.resource, w.shared = walk.resource, walk.shared
+	w.resource, w.shared, w.head = walk.resource, walk.shared, walk.head
 	return total
 }
 

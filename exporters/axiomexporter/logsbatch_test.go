@@ -446,10 +446,12 @@ func BenchmarkExportLines(b *testing.B) {
 	for _, bc := range []struct {
 		name            string
 		attrs, resource map[string]string
+		shared          bool
 	}{
-		{"stdin", nil, nil},
-		{"forward-docker", stream, dockerResource},
-		{"forward-firelens", stream, fireLensResource},
+		{"stdin", nil, nil, false},
+		{"forward-docker", nil, dockerResource, true},
+		{"forward-firelens", nil, fireLensResource, true},
+		{"forward-docker-own", stream, dockerResource, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			gen := loadgen.NewPino(1)
@@ -457,7 +459,9 @@ func BenchmarkExportLines(b *testing.B) {
 			ld := stdoutRecords(batch, func(int) string {
 				return strings.TrimSuffix(string(gen.Append(nil, t)), "\n")
 			}, bc.attrs, bc.resource)
-			if bc.attrs == nil {
+			if bc.shared {
+				sharedStream(ld)
+			} else if bc.attrs == nil {
 				rawevent.MarkOneLineScope(ld.ResourceLogs().At(0).ScopeLogs().At(0))
 			}
 			cfg := testConfig("")
