@@ -1,6 +1,7 @@
 package axiomexporter
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/xpdata/pref"
 	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
 
+	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/queuedlogs"
 	"github.com/sidecarhq/sidecar/internal/recordsize"
 )
 
@@ -307,15 +309,35 @@ func (r *logsRequest) split(maxSize int) []xexporterhelper.Request {
 	return out
 }
 
-// logsEncoding writes queued requests as exporterhelper's own logs queue
-// does, so a disk queue left by an earlier version is read.
+// logsEncoding writes queued requests of plain records (stdin's, files'
+// and Fluent Forward's) in queuedlogs' compact form, and others as
+// exporterhelper's own logs queue does: pdata's protobuf with the request's
+// context. It reads all three forms, so a disk queue left by an earlier
+// version, which wrote only the protobuf, is read after an upgrade. A
+// context that carries something (client metadata or address, a span) is
+// kept in the protobuf form, as the compact one has no room for it.
 type logsEncoding struct{ w *logsWeigher }
 
+// emptyContext is what pdatareq writes for logs of nothing sent with a
+// context that carries nothing: a request whose context writes anything
+// else is not written in the compact form.
+var emptyContext, _ = pdatareq.MarshalLogs(context.Background(), plog.NewLogs())
+
 func (e logsEncoding) Marshal(ctx context.Context, r xexporterhelper.Request) ([]byte, error) {
-	return pdatareq.MarshalLogs(ctx, r.(*logsRequest).ld)
+	ld := r.(*logsRequest).ld
+	if carried, err := pdatareq.MarshalLogs(ctx, plog.NewLogs()); err == nil && bytes.Equal(carried, emptyContext) {
+		if b, ok := queuedlogs.Marshal(ld); ok {
+			return b, nil
+		}
+	}
+	return pdatareq.MarshalLogs(ctx, ld)
 }
 
 func (e logsEncoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
+	if queuedlogs.Is(b) {
+		ld, err := queuedlogs.Unmarshal(b)
+		return context.Background(), e.w.request(ld), err
+	}
 	ctx, ld, err := pdatareq.UnmarshalLogs(b)
 	if errors.Is(err, pdatareq.ErrInvalidFormat) { // written without its context
 		var u plog.ProtoUnmarshaler
