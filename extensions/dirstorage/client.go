@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -172,7 +173,7 @@ func (c *client) moveDoomed(m move) error {
 	delete(c.doomed, m.from)
 	c.forget(m.from)
 	c.forget(m.to)
-	if err := os.Rename(c.path(m.from), c.path(m.to)); err != nil {
+	if err := unix.Rename(c.path(m.from), c.path(m.to)); err != nil {
 		return c.set(m.to, m.value)
 	}
 	return nil
@@ -242,7 +243,8 @@ func (c *client) get(key string) ([]byte, error) {
 
 // read returns the value in key's file, doomed or not.
 func (c *client) read(key string) ([]byte, error) {
-	b, err := os.ReadFile(c.path(key))
+	path := c.path(key)
+	b, err := readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -250,13 +252,43 @@ func (c *client) read(key string) ([]byte, error) {
 		return nil, err
 	}
 	if len(b) < headerSize || string(b[:len(magic)]) != magic {
-		return nil, fmt.Errorf("dir_storage: %s is not a value this extension wrote", c.path(key))
+		return nil, fmt.Errorf("dir_storage: %s is not a value this extension wrote", path)
 	}
 	n := int(binary.LittleEndian.Uint32(b[len(magic):headerSize]))
 	if headerSize+n > len(b) {
-		return nil, fmt.Errorf("dir_storage: %s is cut short", c.path(key))
+		return nil, fmt.Errorf("dir_storage: %s is cut short", path)
 	}
 	return b[headerSize : headerSize+n], nil
+}
+
+// readFile is os.ReadFile in four system calls (open, fstat, one read,
+// close) on the file descriptor: os.ReadFile makes an os.File, which
+// tries to register each file with the poller (two fcntls, refused for a
+// regular file), and reads until a read returns nothing.
+func readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	b := make([]byte, st.Size)
+	for n := 0; n < len(b); {
+		m, err := unix.Pread(fd, b[n:], int64(n))
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		case m == 0: // shorter than it was: a reader of a file being replaced sees the old or the new one whole
+			return b[:n], nil
+		}
+		n += m
+	}
+	return b, nil
 }
 
 func (c *client) set(key string, value []byte) error {
@@ -321,26 +353,27 @@ func (c *client) remove(key string) error {
 }
 
 // writeFile replaces path with header and value through a temporary file
-// and a rename. A full disk is storage.ErrStorageFull, which the queue
-// reports as such.
+// and a rename, on the file descriptor (as readFile reads). A full disk is
+// storage.ErrStorageFull, which the queue reports as such.
 func writeFile(path string, header, value []byte, fsync bool) error {
 	tmp := path + "#" // escape never leaves a '#' in a key's file name
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "open", Path: tmp, Err: err}
 	}
-	err = writeBoth(f, header, value)
+	err = writeBoth(fd, header, value)
 	if err == nil && fsync {
-		err = f.Sync()
+		err = unix.Fsync(fd)
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = unix.Rename(tmp, path)
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
+		_ = unix.Unlink(tmp)
+		err = &fs.PathError{Op: "write", Path: path, Err: err}
 		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 			return errors.Join(storage.ErrStorageFull, err)
 		}
@@ -348,23 +381,31 @@ func writeFile(path string, header, value []byte, fsync bool) error {
 	return err
 }
 
-// writeBoth writes a and then b to f in one system call when it can:
+// writeBoth writes a and then b to fd, in one system call when it can:
 // copying a request of up to a megabyte behind its header cost more CPU
 // than the write.
-func writeBoth(f *os.File, a, b []byte) error {
-	n, err := unix.Writev(int(f.Fd()), [][]byte{a, b})
-	if err != nil && !errors.Is(err, unix.EINTR) {
-		return err
-	}
-	n = max(n, 0)
-	if n < len(a) {
-		if _, err := f.Write(a[n:]); err != nil {
+func writeBoth(fd int, a, b []byte) error {
+	bufs := [][]byte{a, b}
+	for len(bufs) > 0 {
+		n, err := unix.Writev(fd, bufs)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
 			return err
 		}
-		n = len(a)
+		if n == 0 {
+			return io.ErrShortWrite
+		}
+		for len(bufs) > 0 && n >= len(bufs[0]) {
+			n -= len(bufs[0])
+			bufs = bufs[1:]
+		}
+		if len(bufs) > 0 {
+			bufs[0] = bufs[0][n:]
+		}
 	}
-	_, err = f.Write(b[n-len(a):])
-	return err
+	return nil
 }
 
 // escape makes a key a safe file name: no path separators, and "." and

@@ -1,7 +1,11 @@
 package dirstorage
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"golang.org/x/sys/unix"
 
 	"github.com/sidecarhq/sidecar/extensions/dirstorage/internal/metadata"
 )
@@ -222,5 +227,46 @@ func TestMoveKilledHalfWayLeavesEachRequestOnce(t *testing.T) {
 	}
 	if got := copies["request 7"]; len(got) == 1 && got[0] != "10" {
 		t.Errorf("request 7 is under %v, not its new key 10", got)
+	}
+}
+
+// writeBoth writes the header and then the whole value, here through a
+// pipe whose reader takes them 64 KiB at a time.
+func TestWriteBothWritesHeaderThenValue(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil { // blocking, as a regular file's writes are
+		t.Fatal(err)
+	}
+	r := os.NewFile(uintptr(p[0]), "pipe")
+	defer r.Close()
+	header, value := []byte("head"), make([]byte, 1<<20)
+	for i := range value {
+		value[i] = byte(i * 7)
+	}
+	got := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); got <- b }()
+	err := writeBoth(p[1], header, value)
+	unix.Close(p[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; !bytes.Equal(b, append(header, value...)) {
+		t.Errorf("the pipe got %d bytes, not the %d of the header and value", len(b), len(header)+len(value))
+	}
+}
+
+// A key's file is read whole, and a missing one reads as no value.
+func TestReadFileReadsTheWholeFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "k")
+	want := bytes.Repeat([]byte("0123456789"), 100_000)
+	if err := os.WriteFile(path, want, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := readFile(path); err != nil || !bytes.Equal(b, want) {
+		t.Errorf("readFile: %d bytes, %v; want %d", len(b), err, len(want))
+	}
+	if _, err := readFile(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("readFile of a missing file: %v; want fs.ErrNotExist", err)
 	}
 }
