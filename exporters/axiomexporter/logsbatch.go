@@ -30,7 +30,7 @@ import (
 
 // logsWeigher weighs log records for the queue and the batcher. A record
 // weighs the largest of its NDJSON event (what the request carries), its
-// protobuf (what the disk queue stores) and minEvent, its share of a
+// protobuf (about what the disk queue stores) and minEvent, its share of a
 // request that holds Axiom's 10,000 events: a batch of batchBytes then
 // fits one request by bytes and by events, and the memory and disk budgets
 // stay no looser than pdata's own measure.
