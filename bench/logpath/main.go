@@ -6,7 +6,7 @@
 // baseline measured in the same run on the same bytes: `cat` into
 // /dev/null, the least any stdin consumer can cost.
 //
-//	go run ./bench/logpath -sidecar ./sidecar [-lines 2000000] [-gomaxprocs 1] [-cpu 1] [-keep] [-disk=false] [-valgrind [-forward]]
+//	go run ./bench/logpath -sidecar ./sidecar [-lines 2000000] [-gomaxprocs 1] [-cpu 1] [-keep] [-disk=false] [-valgrind [-valgrind-disk] [-forward]]
 //
 // With -cpu, the sidecar and the baselines run pinned to that core (taskset),
 // as bench/run.sh pins its collectors. A second baseline is the compression
@@ -43,6 +43,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the work directory (config, sidecar log)")
 	disk := flag.Bool("disk", true, "also run the sidecar with its queue on disk")
 	vg := flag.Bool("valgrind", false, "count instructions per line under valgrind (the memory queue and zstd) instead of timing")
+	vgDisk := flag.Bool("valgrind-disk", false, "with -valgrind: count the sidecar with its queue on disk too (user-space instructions only: the kernel's share of the file writes is not counted)")
 	forward := flag.Bool("forward", false, "with -valgrind: count stdin, docker-style and FireLens-style Fluent Forward on the load generator's lines")
 	flag.IntVar(&pinCPU, "cpu", -1, "pin the measured processes to this core (taskset); -1: not pinned")
 	flag.Parse()
@@ -55,7 +56,7 @@ func main() {
 	case *forward:
 		err = countForward(*sidecar, *lines, *procs, *keep)
 	case *vg:
-		err = countInstructions(*sidecar, *lines, *procs, *keep)
+		err = countInstructions(*sidecar, *lines, *procs, *keep, *vgDisk)
 	default:
 		err = run(*sidecar, *lines, *procs, *keep, *disk)
 	}

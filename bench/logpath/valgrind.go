@@ -20,7 +20,7 @@ import (
 // it is not CPU time (instructions differ in cost: zstd's retire more per
 // cycle than the sidecar's), so the ratio to zstd here is a different
 // measure from the CPU-time ratio of a timed run.
-func countInstructions(sidecar string, lines, procs int, keep bool) error {
+func countInstructions(sidecar string, lines, procs int, keep, disk bool) error {
 	small := lines / 5
 	if small < 1000 {
 		return fmt.Errorf("-valgrind needs -lines of at least 5000, got %d", lines)
@@ -51,11 +51,21 @@ func countInstructions(sidecar string, lines, procs int, keep bool) error {
 			return err
 		}},
 	}
+	if disk {
+		subjects = append(subjects, counted{fmt.Sprintf("sidecar, disk buffer (GOMAXPROCS=%d)", procs), "sidecar-disk", 1, func(lines int, wrap []string) error {
+			in := repeatedInput{block: block, blockLines: n, lines: lines}
+			_, err := runSidecar(sidecar, "disk buffer", "state", lines, procs, keep, in, wrap)
+			return err
+		}})
+	}
 	perLine, err := countPerLine(dir, subjects, small, lines)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("\nsidecar: %.2fx the instructions per line of zstd -1 -T1 (instructions, not CPU time)\n", perLine[1]/perLine[0])
+	if disk {
+		fmt.Printf("disk buffer: %.2fx the instructions per line of the memory queue (user space only)\n", perLine[2]/perLine[1])
+	}
 	if keep {
 		fmt.Printf("cachegrind's files (cg_annotate: instructions by function and line) are in %s\n", dir)
 	}
