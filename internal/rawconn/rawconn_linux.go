@@ -105,6 +105,39 @@ func Read(rc syscall.RawConn, p []byte) (int, error) {
 	return n, nil
 }
 
+// ReadReady reads into p what the descriptor under rc (a non-blocking
+// socket or pipe) holds now, without waiting and whatever rc's read
+// deadline: ok is false when it holds nothing (EAGAIN). A reader that
+// pauses on its own clock reads with it when the pause ends (see the stdin
+// transport); io.EOF once the writer has closed.
+func ReadReady(rc syscall.RawConn, p []byte) (n int, err error, ok bool) {
+	if len(p) == 0 {
+		return 0, nil, true
+	}
+	if len(p) > maxRW {
+		p = p[:maxRW]
+	}
+	var errno syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			if n, errno = ReadNow(fd, p); errno != syscall.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return 0, err, true
+	}
+	switch {
+	case errno == syscall.EAGAIN:
+		return 0, nil, false
+	case errno != 0:
+		return 0, errno, true
+	case n == 0:
+		return 0, io.EOF, true
+	}
+	return n, nil, true
+}
+
 // Write writes all of p to the stream socket under rc, waiting in the
 // poller while its send buffer is full, as net.Conn's Write does. It
 // returns how much was written before an error (rc's, such as a write

@@ -329,3 +329,35 @@ func TestHTTPOverRawConnections(t *testing.T) {
 		})
 	}
 }
+
+// ReadReady takes what a pipe holds without waiting, whatever its read
+// deadline: nothing (not ok) from an empty pipe, the bytes written, and
+// io.EOF once the writer closed.
+func TestReadReady(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	rc, err := pr.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 16)
+	if n, err, ok := ReadReady(rc, p); ok {
+		t.Fatalf("an empty pipe gave %d bytes, %v", n, err)
+	}
+	if _, err := pw.WriteString("hello"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pr.SetReadDeadline(time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err, ok := ReadReady(rc, p); !ok || err != nil || string(p[:n]) != "hello" {
+		t.Fatalf("got %q, %v, %v; want hello past the read deadline", p[:n], err, ok)
+	}
+	pw.Close()
+	if _, err, ok := ReadReady(rc, p); !ok || err != io.EOF {
+		t.Fatalf("after close: %v, %v; want io.EOF", err, ok)
+	}
+}

@@ -9,12 +9,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// windowedFile returns f, or a pollable copy of it, read on a tick when it
+// is a large enough pipe (see tickReader); nil when f cannot wait with a
+// deadline (a terminal, a regular file).
+func windowedFile(f *os.File) deadlineReader {
+	p := f
+	if f.SetReadDeadline(time.Time{}) != nil {
+		if p = pollableCopy(f); p == nil {
+			return nil
+		}
+	}
+	if t := newTickReader(p); t != nil {
+		return t
+	}
+	return p
+}
+
 // pollableCopy returns a copy of f (a new descriptor for the same pipe or
 // socket) that Go's poller serves, so that reads can wait with a deadline
 // without holding a thread in a blocking read(2); nil for anything else.
 // A terminal is left alone: making it non-blocking would outlive the
 // sidecar in the shell that shares it.
-func pollableCopy(f *os.File) deadlineReader {
+func pollableCopy(f *os.File) *os.File {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return nil

@@ -35,3 +35,9 @@ func unread(t *testing.T, f *os.File) int {
 	}
 	return n
 }
+
+// ticking reports whether s reads its pipe on a tick (tickReader).
+func ticking(s *Transport) bool {
+	_, ok := s.deadlines.(*tickReader)
+	return ok
+}

@@ -359,13 +359,14 @@ type deadlineReader interface {
 // windowed returns src as a deadlineReader when its reads can wait with a
 // deadline, which lets the lines of several writes join one batch (see
 // joinWindow): a pipe or socket Go's poller serves, or a pollable copy of
-// a blocking stdin pipe; else nil.
+// a blocking stdin pipe, read on a tick when it is a large pipe on Linux
+// (see tickReader); else nil.
 func windowed(src io.Reader) deadlineReader {
+	if f, ok := src.(*os.File); ok {
+		return windowedFile(f)
+	}
 	if d, ok := src.(deadlineReader); ok && d.SetReadDeadline(time.Time{}) == nil {
 		return d
-	}
-	if f, ok := src.(*os.File); ok {
-		return pollableCopy(f)
 	}
 	return nil
 }

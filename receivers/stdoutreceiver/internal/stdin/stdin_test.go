@@ -284,11 +284,11 @@ func TestStdinDeliversAWholeLineWithoutTheWindow(t *testing.T) {
 	}
 }
 
-// Lines read and waiting in the join window when the sidecar is stopped
-// were taken from the app: Shutdown delivers them before it returns. The
-// lines of separate writes within the window are one batch, whether stdin
-// is a pipe Go's poller serves or, as a child process gets it, a blocking
-// one (read through a pollable copy).
+// Lines waiting in the join window when the sidecar is stopped were taken
+// from the app: Shutdown delivers them before it returns, those read and
+// those the app wrote during the window's pause (see tickReader), in one
+// batch, whether stdin is a pipe Go's poller serves or, as a child process
+// gets it, a blocking one (read through a pollable copy).
 func TestStdinShutdownDeliversTheLinesWaitingInTheWindow(t *testing.T) {
 	t.Run("os.Pipe", func(t *testing.T) {
 		pr, pw, err := os.Pipe()
@@ -315,17 +315,24 @@ func testShutdownDeliversHeldLines(t *testing.T, pr *os.File, pw io.WriteCloser)
 	s := New(pr, Settings{MaxLineBytes: 1024}, c.Sink)
 	s.window = time.Hour // the lines would wait that long for more
 	s.Start()
-	for _, w := range []string{"a\n", "b\n", "c\n"} {
+	if _, err := io.WriteString(pw, "a\n"); err != nil {
+		t.Fatal(err)
+	}
+	for unread(t, pr) > 0 { // the first line of a batch is read when it comes
+		time.Sleep(time.Millisecond)
+	}
+	for _, w := range []string{"b\n", "c\n"} {
 		if _, err := io.WriteString(pw, w); err != nil {
 			t.Fatal(err)
 		}
-		for unread(t, pr) > 0 { // each write is read on its own
-			time.Sleep(time.Millisecond)
-		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n := unread(t, pr); n != 4 && ticking(s) {
+		t.Errorf("%d of the 4 bytes written during the pause were left in the pipe: the reader woke for them", n)
 	}
 	s.Shutdown()
 	if c.Len() != 3 || c.Batches() != 1 {
-		t.Fatalf("%d of the 3 lines read before shutdown were delivered, in %d batches (want 1)", c.Len(), c.Batches())
+		t.Fatalf("%d of the 3 lines written before shutdown were delivered, in %d batches (want 1)", c.Len(), c.Batches())
 	}
 }
 

@@ -1,0 +1,157 @@
+//go:build linux
+
+package stdin
+
+import (
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sidecarhq/sidecar/internal/rawconn"
+	"github.com/sidecarhq/sidecar/internal/stdinpipe"
+)
+
+// tickReader reads a pipe Go's poller serves, with read deadlines that
+// pause instead of waiting in the poller. A read with a deadline (the join
+// window of a held batch) sleeps until the deadline and then takes at once
+// whatever the app wrote meanwhile, where a poller read would wake for
+// every write: at 20k lines/s from a writer that writes every 5 ms, stdin
+// cost about twice the CPU per line of a Fluent Forward connection that
+// reads on a tick, nearly all of it thread wake-ups (bench/COMPARISON.md,
+// issue 14). Its read(2)s are raw (internal/rawconn), so that they do not
+// wake the runtime's monitor thread either. A read without a deadline
+// waits in the poller, so the first line after a quiet spell is read when
+// it comes.
+//
+// The app's writes meanwhile go to the pipe's buffer, so it is used only on
+// a pipe of at least stdinpipe.Size (~110 ms of a writer at 100k pino
+// lines/s, against a 20 ms pause); a writer that filled the last read is
+// read on without a pause until the pipe is empty, and one that writes
+// half the pipe or more per join window is not paused at all. Only a burst
+// of more than the pipe within one pause, right after a quiet spell, waits
+// for the pause's end (at most the join window).
+type tickReader struct {
+	f  *os.File
+	rc syscall.RawConn
+
+	mu       sync.Mutex
+	deadline time.Time
+	// kick ends a pause early: a deadline was set by another goroutine
+	// (Shutdown).
+	kick  chan struct{}
+	timer *time.Timer
+	// filled is set when the last read filled its buffer: the writer is
+	// ahead, and more may be waiting.
+	filled bool
+	// fast is set while the app writes half the pipe or more per join
+	// window: its reads then wait in the poller, with the deadline, as
+	// they would without the tick, so that a pause never lets the pipe
+	// fill. read is what was read since measured.
+	fast     bool
+	read     int
+	measured time.Time
+	pauses   int // for tests
+}
+
+// newTickReader returns a tickReader of f, a pipe Go's poller serves, or
+// nil when f is not such a pipe or holds less than stdinpipe.Size.
+func newTickReader(f *os.File) *tickReader {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	size := 0
+	if rc.Control(func(fd uintptr) { size, _ = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) }) != nil || size < stdinpipe.Size {
+		return nil
+	}
+	return &tickReader{f: f, rc: rc, kick: make(chan struct{}, 1)}
+}
+
+// SetReadDeadline sets when the next reads' pause ends; zero: they wait
+// for input. It is the file's deadline too, for the reads that wait in the
+// poller (reads after a pause ignore it), so a deadline now also ends such
+// a wait.
+func (t *tickReader) SetReadDeadline(d time.Time) error {
+	t.mu.Lock()
+	t.deadline = d
+	t.mu.Unlock()
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+	return t.f.SetReadDeadline(d)
+}
+
+// Read waits in the poller without a deadline. With one, it pauses until
+// the deadline, unless the writer is ahead, and then takes what the pipe
+// holds: also once the deadline has passed, so that Shutdown, which sets a
+// deadline of now, delivers what the app wrote during the pause.
+func (t *tickReader) Read(p []byte) (int, error) {
+	select {
+	case <-t.kick: // set by this goroutine's own SetReadDeadline, or seen below
+	default:
+	}
+	if t.until().IsZero() || t.fast {
+		n, err := rawconn.Read(t.rc, p)
+		t.count(n, n == len(p))
+		return n, err
+	}
+	if !t.filled {
+		t.pause()
+	}
+	n, err, ok := t.readReady(p)
+	if !ok && time.Until(t.until()) > 0 { // the writer caught up before the deadline
+		t.pause()
+		n, err, ok = t.readReady(p)
+	}
+	if !ok {
+		return 0, os.ErrDeadlineExceeded
+	}
+	return n, err
+}
+
+func (t *tickReader) readReady(p []byte) (int, error, bool) {
+	n, err, ok := rawconn.ReadReady(t.rc, p)
+	t.count(n, ok && n == len(p))
+	return n, err, ok
+}
+
+// count notes a read of n bytes, and once per join window or more whether
+// the app writes fast (see tickReader.fast).
+func (t *tickReader) count(n int, filled bool) {
+	t.filled = filled
+	t.read += n
+	now := time.Now()
+	if since := now.Sub(t.measured); since >= joinWindow {
+		t.fast = float64(t.read)*float64(joinWindow)/float64(since) >= stdinpipe.Size/2
+		t.read, t.measured = 0, now
+	}
+}
+
+func (t *tickReader) until() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.deadline
+}
+
+// pause sleeps until the deadline, or until another goroutine sets one.
+func (t *tickReader) pause() {
+	d := time.Until(t.until())
+	if d <= 0 {
+		return
+	}
+	t.pauses++
+	if t.timer == nil {
+		t.timer = time.NewTimer(d)
+	} else {
+		t.timer.Reset(d)
+	}
+	select {
+	case <-t.timer.C:
+	case <-t.kick:
+		t.timer.Stop()
+	}
+}
