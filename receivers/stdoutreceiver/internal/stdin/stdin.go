@@ -34,10 +34,12 @@ const (
 	// more (stream.JoinWindow). A pipeline call with the disk buffer is a
 	// file written, renamed, read back and deleted: delivered as each read
 	// returned them, pino lines at 20k/s cost 2.9 times the CPU per line of
-	// the memory queue. Waiting is only ever for input that is not there:
-	// the pipe keeps being read, so the app's writes never wait for it. A
-	// source whose reads cannot wait with a deadline (a terminal, a regular
-	// file, another io.Reader) delivers each read at once.
+	// the memory queue. A large pipe is not read during the window but
+	// once at its end (tickReader), with the app's writes waiting in the
+	// pipe's buffer meanwhile; other sources keep being read, so the
+	// window only waits for input that is not there. A source whose reads
+	// cannot wait with a deadline (a terminal, a regular file, another
+	// io.Reader) delivers each read at once.
 	joinWindow = stream.JoinWindow
 	// A batch holding a line this long goes as soon as the lines already
 	// read are in it, without the join window: such a line is a batch's
