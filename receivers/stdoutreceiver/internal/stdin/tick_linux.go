@@ -29,14 +29,21 @@ import (
 //
 // The app's writes meanwhile go to the pipe's buffer, so it is used only on
 // a pipe of at least stdinpipe.Size (~110 ms of a writer at 100k pino
-// lines/s, against a 20 ms pause); a writer that filled the last read is
-// read on without a pause until the pipe is empty, and one that writes
-// half the pipe or more per join window is not paused at all. Only a burst
-// of more than the pipe within one pause, right after a quiet spell, waits
-// for the pause's end (at most the join window).
+// lines/s, against a 20 ms pause), and a pause never lets it fill: it
+// sleeps in slices of pauseSlice and ends, the pipe read at once, as soon
+// as the pipe holds a quarter of its size, so that a burst right after a
+// quiet spell finds room (a writer blocks only if it writes three quarters
+// of the pipe within one slice, and then for the rest of that slice; in
+// e2e, an unbounded first pause once held a write at 100k lines/s for
+// 100.7 ms). A writer that filled the last read is read on without a pause
+// until the pipe is empty, and one that writes half the pipe or more per
+// join window is not paused at all.
 type tickReader struct {
 	f  *os.File
 	rc syscall.RawConn
+	// full is how many bytes in the pipe end a pause: a quarter of its
+	// size.
+	full int
 
 	mu       sync.Mutex
 	deadline time.Time
@@ -49,12 +56,14 @@ type tickReader struct {
 	filled bool
 	// fast is set while the app writes half the pipe or more per join
 	// window: its reads then wait in the poller, with the deadline, as
-	// they would without the tick, so that a pause never lets the pipe
-	// fill. read is what was read since measured.
+	// they would without the tick, since a pause would mostly be cut short
+	// by a filling pipe. read is what was read since measured.
 	fast     bool
 	read     int
 	measured time.Time
-	pauses   int // for tests
+	// pauses and cutShort count pauses, and those a filling pipe ended
+	// (for tests).
+	pauses, cutShort int
 }
 
 // newTickReader returns a tickReader of f, a pipe Go's poller serves, or
@@ -68,7 +77,7 @@ func newTickReader(f *os.File) *tickReader {
 	if rc.Control(func(fd uintptr) { size, _ = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) }) != nil || size < stdinpipe.Size {
 		return nil
 	}
-	return &tickReader{f: f, rc: rc, kick: make(chan struct{}, 1)}
+	return &tickReader{f: f, rc: rc, full: size / 4, kick: make(chan struct{}, 1)}
 }
 
 // SetReadDeadline sets when the next reads' pause ends; zero: they wait
@@ -138,21 +147,50 @@ func (t *tickReader) until() time.Time {
 	return t.deadline
 }
 
-// pause sleeps until the deadline, or until another goroutine sets one.
+// pauseSlice is how long a pause sleeps before it looks at how full the
+// pipe is: a join window's pause wakes 4 times instead of once, and a
+// writer must write ~150 MB/s (~470k pino lines/s) to fill the rest of a
+// 1 MiB pipe within one slice.
+const pauseSlice = 5 * time.Millisecond
+
+// pause sleeps until the deadline, until another goroutine sets one, or
+// until the pipe holds t.full bytes, whichever comes first.
 func (t *tickReader) pause() {
-	d := time.Until(t.until())
-	if d <= 0 {
+	end := t.until()
+	if time.Until(end) <= 0 {
 		return
 	}
 	t.pauses++
-	if t.timer == nil {
-		t.timer = time.NewTimer(d)
-	} else {
-		t.timer.Reset(d)
+	for {
+		d := time.Until(end)
+		if d <= 0 {
+			return
+		}
+		d = min(d, pauseSlice)
+		if t.timer == nil {
+			t.timer = time.NewTimer(d)
+		} else {
+			t.timer.Reset(d)
+		}
+		select {
+		case <-t.timer.C:
+		case <-t.kick:
+			t.timer.Stop()
+			return
+		}
+		if t.buffered() >= t.full {
+			t.cutShort++
+			return
+		}
 	}
-	select {
-	case <-t.timer.C:
-	case <-t.kick:
-		t.timer.Stop()
+}
+
+// buffered is how many bytes the pipe holds (FIONREAD); on an error, as if
+// full, so that a pause never outlasts what it cannot see.
+func (t *tickReader) buffered() int {
+	n, err := 0, error(nil)
+	if cerr := t.rc.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.FIONREAD) }); cerr != nil || err != nil {
+		return t.full
 	}
+	return n
 }

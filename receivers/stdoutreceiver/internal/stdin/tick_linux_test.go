@@ -87,3 +87,49 @@ func TestStdinTickReadsOnWhileTheWriterIsAhead(t *testing.T) {
 		t.Errorf("the reader paused %d times in %d batches while the writer was ahead", pauses, batches)
 	}
 }
+
+// A writer that fills the pipe fast while a batch is held in its join
+// window (here right after a lone line, before the reader has seen it
+// write much) is not held for the window: the pause ends once the pipe is
+// a quarter full, so that a write waits for room at most about a slice
+// (pauseSlice), where a pause until the window's end held it for all of
+// it. The bound is far above a slice and far below the window: it tells
+// blocking from not, whatever the machine's speed.
+func TestStdinTickNeverHoldsAWriterThatFillsThePipe(t *testing.T) {
+	const window = 5 * time.Second
+	var lines int
+	eof := make(chan struct{})
+	s, pw := tickPipe(t, window, func(_ context.Context, b stream.Batch) error {
+		lines += len(b.Lines)
+		return nil
+	}, func() { close(eof) })
+	tr := s.deadlines.(*tickReader)
+	line := strings.Repeat("x", 1023) + "\n"
+	if _, err := io.WriteString(pw, line); err != nil {
+		t.Fatal(err)
+	}
+	for unread(t, tr.f) > 0 { // read: its batch is held, and the reader pauses
+		time.Sleep(time.Millisecond)
+	}
+	chunk := strings.Repeat(line, 64) // 64 KiB
+	const chunks = 128                // 8 pipes' worth
+	var longest time.Duration
+	for range chunks {
+		start := time.Now()
+		if _, err := io.WriteString(pw, chunk); err != nil {
+			t.Fatal(err)
+		}
+		longest = max(longest, time.Since(start))
+	}
+	pw.Close()
+	<-eof
+	if want := 1 + chunks*64; lines != want {
+		t.Errorf("%d lines delivered, want %d", lines, want)
+	}
+	if longest > window/5 {
+		t.Errorf("a write waited %v for room in the pipe (the join window is %v, a pause's slice %v)", longest, window, pauseSlice)
+	}
+	if tr.cutShort == 0 {
+		t.Errorf("no pause (of %d) was ended by a filling pipe: the writer never got ahead of a pause", tr.pauses)
+	}
+}
