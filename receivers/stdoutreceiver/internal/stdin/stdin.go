@@ -36,7 +36,8 @@ const (
 	// returned them, pino lines at 20k/s cost 2.9 times the CPU per line of
 	// the memory queue. A large pipe is not read during the window but
 	// once at its end (tickReader), with the app's writes waiting in the
-	// pipe's buffer meanwhile; other sources keep being read, so the
+	// pipe's buffer meanwhile (at most a quarter of it: then the pipe is
+	// read at once); other sources keep being read, so the
 	// window only waits for input that is not there. A source whose reads
 	// cannot wait with a deadline (a terminal, a regular file, another
 	// io.Reader) delivers each read at once.
