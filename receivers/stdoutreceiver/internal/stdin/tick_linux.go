@@ -185,11 +185,12 @@ func (t *tickReader) pause() {
 	}
 }
 
-// buffered is how many bytes the pipe holds (FIONREAD); on an error, as if
-// full, so that a pause never outlasts what it cannot see.
+// buffered is how many bytes the pipe holds (FIONREAD, which x/sys names
+// TIOCINQ on Linux); on an error, as if full, so that a pause never
+// outlasts what it cannot see.
 func (t *tickReader) buffered() int {
 	n, err := 0, error(nil)
-	if cerr := t.rc.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.FIONREAD) }); cerr != nil || err != nil {
+	if cerr := t.rc.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); cerr != nil || err != nil {
 		return t.full
 	}
 	return n
