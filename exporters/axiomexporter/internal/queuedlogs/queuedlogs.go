@@ -70,8 +70,9 @@ func Marshal(ld plog.Logs) ([]byte, bool) {
 	return b, true
 }
 
-// plainSize is the bytes of ld's records in this form, and whether they
-// are all plain.
+// plainSize is at most what ld's records take in this form (it counts a
+// trace and span id for every record; Marshal sizes its buffer with it, so
+// it follows appendRecord's fields), and whether they are all plain.
 func plainSize(ld plog.Logs) (int, bool) {
 	size := 0
 	rls := ld.ResourceLogs()
