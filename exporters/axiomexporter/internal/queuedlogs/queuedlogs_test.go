@@ -79,6 +79,29 @@ func TestPlainLogsComeBackAsTheyWent(t *testing.T) {
 	}
 }
 
+// Lines of 18 KiB (a large stack trace) and 1 MiB (the default line limit)
+// have lengths of three varint bytes, and keep every byte.
+func TestLargeRecordsComeBackAsTheyWent(t *testing.T) {
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for _, n := range []int{18 << 10, 1 << 20} {
+		lr := lrs.AppendEmpty()
+		lr.Body().SetStr(`{"msg":"` + strings.Repeat("x", n) + `"}`)
+		lr.Attributes().PutStr("stack", strings.Repeat("y", n))
+	}
+	b, ok := Marshal(ld)
+	if !ok {
+		t.Fatal("Marshal refused plain records")
+	}
+	got, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(protobuf(t, got), protobuf(t, ld)) {
+		t.Error("read back differs from what was written")
+	}
+}
+
 func TestRecordsThatAreNotPlainAreLeftToTheProtobuf(t *testing.T) {
 	for name, spoil := range map[string]func(plog.LogRecord){
 		"map body":         func(lr plog.LogRecord) { lr.Body().SetEmptyMap().PutStr("a", "b") },
