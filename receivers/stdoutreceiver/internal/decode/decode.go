@@ -391,23 +391,18 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 		}
 	}
 
-	ts := fallback
 	switch {
 	case o.has(keyUnderscoreTime):
-		if t, _, ok := parseTimeValue(o.val(line, keyUnderscoreTime)); ok {
-			ts = t
-		}
+		r.ts = timestampOr(o.val(line, keyUnderscoreTime), fallback)
 		if o.has(keyTime) {
 			dropTime = o.known[keyTime] - 1
 		}
 	case o.has(keyTime):
-		if t, _, ok := parseTimeValue(o.val(line, keyTime)); ok {
-			ts = t
-		}
 		m := o.at(keyTime)
+		r.ts = timestampOr(line[m.ValStart:m.ValEnd], fallback)
 		edits = append(edits, edit{start: m.KeyStart, end: m.ValStart, kind: editRenameTime})
 	default:
-		ins.time = true
+		ins.time, ins.ts = true, fallback
 		for _, k := range [...]int{keyTimestamp, keyTs, keyAtTimestamp} {
 			if !o.has(k) {
 				continue
@@ -417,15 +412,14 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 			if !ok {
 				continue
 			}
-			ts = t
+			ins.ts = t
 			if v[0] == '"' || unit == unitMillis {
 				ins.timeRaw = v
 			}
 			break
 		}
+		r.ts = pcommon.NewTimestampFromTime(ins.ts)
 	}
-	ins.ts = ts
-	r.ts = pcommon.NewTimestampFromTime(ts)
 
 	if o.has(keyTraceID) || o.has(keyTraceIDCamel) { // r's ids are zero (empty) otherwise
 		r.traceID = traceID(line, o)

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // wantInt is what parseInt must return: a plain integer of 1 to 18 digits
@@ -64,4 +66,45 @@ func FuzzParseInt(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, num string) { checkParseInt(t, num) })
+}
+
+// checkTimestampOr holds timestampOr to parseTimeValue's time, or the
+// fallback's where it finds none.
+func checkTimestampOr(t *testing.T, v string) {
+	t.Helper()
+	fallback := testNow
+	want := pcommon.NewTimestampFromTime(fallback)
+	if ts, _, ok := parseTimeValue([]byte(v)); ok {
+		want = pcommon.NewTimestampFromTime(ts)
+	}
+	if got := timestampOr([]byte(v), fallback); got != want {
+		t.Fatalf("timestampOr(%q) = %d, want %d", v, got, want)
+	}
+}
+
+// TestTimestampOrEpochMillis covers the 13-byte values timestampOr reads
+// itself (each byte that is not a digit at each position, a leading zero,
+// the extremes) and values on either side of that length.
+func TestTimestampOrEpochMillis(t *testing.T) {
+	for _, v := range []string{
+		"1764504000000", "1000000000000", "9999999999999", "0764504000000", "-764504000000", "1764504000000.5",
+		"176450400000", "17645040000000", "1.764504e+12", `"1764504000000"`, `"2026-01-01T00:00:00Z"`, "",
+	} {
+		checkTimestampOr(t, v)
+	}
+	for pos := range 13 {
+		for c := range 256 {
+			v := []byte("1764504012345")
+			v[pos] = byte(c)
+			checkTimestampOr(t, string(v))
+		}
+	}
+}
+
+// FuzzTimestampOr holds timestampOr to parseTimeValue.
+func FuzzTimestampOr(f *testing.F) {
+	for _, s := range []string{"1764504000000", "0764504000000", "176450400000/", "1e12", `"2026-01-01T00:00:00.5Z"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) { checkTimestampOr(t, v) })
 }
