@@ -13,8 +13,8 @@
 // does, so deadlines and Close work as they do there.
 //
 // The axiom exporter's HTTP client made ~55 such calls a second at 20k
-// lines/s (header and body writes, response reads). ReadNow, the single
-// read under Read, also serves the stdout receiver's Forward connections,
-// which poll their sockets; it is built for every Unix (there the ordinary
-// call), Wrap and Conn for Linux.
+// lines/s (header and body writes, response reads). Read, and ReadNow, the
+// single read under it, also serve the stdout receiver's Forward
+// connections and stdin; they are built for every Unix (ReadNow is there
+// the ordinary call), Wrap and Conn for Linux.
 package rawconn

@@ -41,7 +41,7 @@ func newTryRead(r io.Reader) func(p []byte) (int, error, bool) {
 
 // newWaitRead returns a read of r (a TCP or unix socket) that waits in the
 // poller when the client has sent nothing, as r.Read does, but makes its
-// read(2)s with rawconn.ReadNow, unseen by the scheduler; nil when r is not a
+// read(2)s raw (rawconn.Read), unseen by the scheduler; nil when r is not a
 // socket. A connection waits for its client each time it leaves the tick
 // (about 40 times a second on 4 FireLens-style connections at 20k lines/s
 // on a busy host), and r.Read's two read(2)s per wait each woke the
@@ -53,24 +53,7 @@ func newWaitRead(r io.Reader) func(p []byte) (int, error) {
 	if rc == nil {
 		return nil
 	}
-	return func(p []byte) (int, error) {
-		var n int
-		var errno syscall.Errno
-		if err := rc.Read(func(fd uintptr) bool {
-			n, errno = rawconn.ReadNow(fd, p)
-			// Nothing there yet: wait in the poller and read again.
-			return errno != syscall.EAGAIN && errno != syscall.EINTR
-		}); err != nil {
-			return 0, err // closed, or past the shutdown deadline
-		}
-		switch {
-		case errno != 0:
-			return 0, errno
-		case n == 0 && len(p) > 0:
-			return 0, io.EOF
-		}
-		return n, nil
-	}
+	return func(p []byte) (int, error) { return rawconn.Read(rc, p) }
 }
 
 // newRcvLowat returns a setter of a TCP socket's SO_RCVLOWAT, or nil for
