@@ -358,10 +358,12 @@ type inserted struct {
 // record's timestamp, severity and ids.
 func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []byte {
 	o := &d.obj
-	edits := d.edits[:0]
 	dropTime := -1 // a member dropped besides the superseded ones
 	var ins inserted
 	var levelName string // what an editLevelName writes
+	// The level's value and the time's key, when they change (end 0: they
+	// do not; no member ends at the object's first byte).
+	var levelEdit, timeEdit edit
 
 	// The level first: pino writes it before the time, so the edits come
 	// in position order.
@@ -374,7 +376,7 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 		} else {
 			levelName, r.sev = jsLevel(v)
 			r.sevText = levelName
-			edits = append(edits, edit{start: m.ValStart, end: m.ValEnd, kind: editLevelName})
+			levelEdit = edit{start: m.ValStart, end: m.ValEnd, kind: editLevelName}
 		}
 	case o.has(keyLogLevel):
 		r.sevText, r.sev = stringLevel(o.val(line, keyLogLevel))
@@ -400,7 +402,7 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 	case o.has(keyTime):
 		m := o.at(keyTime)
 		r.ts = timestampOr(line[m.ValStart:m.ValEnd], fallback)
-		edits = append(edits, edit{start: m.KeyStart, end: m.ValStart, kind: editRenameTime})
+		timeEdit = edit{start: m.KeyStart, end: m.ValStart, kind: editRenameTime}
 	default:
 		ins.time, ins.ts = true, fallback
 		for _, k := range [...]int{keyTimestamp, keyTs, keyAtTimestamp} {
@@ -426,6 +428,26 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 	}
 	if o.has(keySpanID) || o.has(keySpanIDCamel) {
 		r.spanID = spanID(line, o)
+	}
+
+	if o.nSuperseded == 0 && dropTime < 0 && !ins.time && !ins.level && levelEdit.end != 0 && timeEdit.end != 0 &&
+		levelEdit.end <= timeEdit.start {
+		// A pino line (its level's value, then its time's key change):
+		// spliced without the list of edits.
+		dst = append(dst, line[o.start:levelEdit.start]...)
+		dst = append(dst, '"')
+		dst = append(dst, levelName...)
+		dst = append(dst, '"')
+		dst = append(dst, line[levelEdit.end:timeEdit.start]...)
+		dst = append(dst, `"_time":`...)
+		return append(dst, line[timeEdit.end:o.end]...)
+	}
+	edits := d.edits[:0]
+	if levelEdit.end != 0 {
+		edits = append(edits, levelEdit)
+	}
+	if timeEdit.end != 0 {
+		edits = append(edits, timeEdit)
 	}
 
 	// Dropped members go with one comma: the one before them, or, for a

@@ -332,6 +332,28 @@ func TestDecodeDropsFromTheComma(t *testing.T) {
 	}
 }
 
+// TestDecodeSplicesLevelAndTime covers the lines whose level value and
+// time key change, spliced without the list of edits when the level comes
+// first and nothing is dropped or inserted (pino's), and the shapes that
+// go through the list: the time first, adjacent members, whitespace, a
+// string level, a dropped or superseded member, `_time` beside `time`.
+func TestDecodeSplicesLevelAndTime(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`{"level":30,"time":1764504000000,"msg":"a"}`, `{"level":"info","_time":1764504000000,"msg":"a"}`},
+		{`{"level":50,"time":1764504000000}`, `{"level":"error","_time":1764504000000}`},
+		{"{ \"a\":1, \"level\" : 20 ,\t\"time\" :1764504000000.5 } ", "{ \"a\":1, \"level\" : \"debug\" ,\t\"_time\":1764504000000.5 }"},
+		{`{"time":1764504000000,"level":40,"msg":"a"}`, `{"_time":1764504000000,"level":"warn","msg":"a"}`},
+		{`{"level":"INFO","time":"2026-01-01T00:00:00Z"}`, `{"level":"INFO","_time":"2026-01-01T00:00:00Z"}`},
+		{`{"level":30,"time":1,"level":40,"msg":"a"}`, `{"_time":1,"level":"warn","msg":"a"}`},
+		{`{"level":30,"_time":5,"time":1764504000000}`, `{"level":"info","_time":5}`},
+		{`{"level":30}`, `{"_time":"2026-11-30T12:00:00Z","level":"info"}`},
+	} {
+		if got := decodeOne(t, c.line).body; got != c.want {
+			t.Errorf("%s: body\n got %s\nwant %s", c.line, got, c.want)
+		}
+	}
+}
+
 func TestDecodeTraceIDs(t *testing.T) {
 	const tid, sid = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	for _, line := range []string{
