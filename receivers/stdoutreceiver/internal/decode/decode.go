@@ -135,6 +135,7 @@ type Decoder struct {
 	recs   []decodedLine
 	obj    object
 	edits  []edit
+	millis epochMillis
 	scopes []rawScope // build's, one per stream of the batch's JSON lines
 }
 
@@ -395,13 +396,19 @@ func (d *Decoder) event(dst, line []byte, r *decodedLine, fallback time.Time) []
 
 	switch {
 	case o.has(keyUnderscoreTime):
-		r.ts = timestampOr(o.val(line, keyUnderscoreTime), fallback)
+		var ok bool
+		if r.ts, ok = d.millis.timestamp(o.val(line, keyUnderscoreTime)); !ok {
+			r.ts = pcommon.NewTimestampFromTime(fallback)
+		}
 		if o.has(keyTime) {
 			dropTime = o.known[keyTime] - 1
 		}
 	case o.has(keyTime):
 		m := o.at(keyTime)
-		r.ts = timestampOr(line[m.ValStart:m.ValEnd], fallback)
+		var ok bool
+		if r.ts, ok = d.millis.timestamp(line[m.ValStart:m.ValEnd]); !ok {
+			r.ts = pcommon.NewTimestampFromTime(fallback)
+		}
 		timeEdit = edit{start: m.KeyStart, end: m.ValStart, kind: editRenameTime}
 	default:
 		ins.time, ins.ts = true, fallback

@@ -146,24 +146,34 @@ func parseStringTime(v []byte) (time.Time, bool) {
 	return t, true
 }
 
-// timestampOr is the timestamp of a JSON value kept in the event (`time`,
-// `_time`), or fallback's if it is not one. Epoch milliseconds of 13
-// digits (pino's `time`: from 2001 to 2286) are read straight into
-// nanoseconds, without parseTimeValue's time.Time (~80 instructions a
-// pino line); they are milliseconds by any unit parseNumberTime would
-// judge (a first digit of 0 is not JSON, and the scan has checked it is).
-func timestampOr(v []byte, fallback time.Time) pcommon.Timestamp {
+// epochMillis reads the timestamps of the JSON values an event keeps
+// (`time`, `_time`). Epoch milliseconds of 13 digits (pino's `time`: from
+// 2001 to 2286) are read straight into nanoseconds, without
+// parseTimeValue's time.Time (~80 instructions a pino line); they are
+// milliseconds by any unit parseNumberTime would judge (a first digit of 0
+// is not JSON, and the scan has checked it is). Their first eight digits
+// change every 100 seconds only, so the last ones read are kept: a line of
+// the same 100 seconds converts only its last five digits.
+type epochMillis struct {
+	word, hi uint64 // the first eight digits' bytes and their value (word 0: none yet)
+}
+
+// timestamp is the timestamp v says, if it says one.
+func (c *epochMillis) timestamp(v []byte) (pcommon.Timestamp, bool) {
 	if len(v) == 13 && v[0] != '0' {
-		hi, okHi := eightDigits(binary.LittleEndian.Uint64(v), 0)
+		word := binary.LittleEndian.Uint64(v)
+		if word != c.word {
+			if hi, ok := eightDigits(word, 0); ok {
+				c.word, c.hi = word, hi
+			}
+		}
 		lo, okLo := eightDigits(binary.LittleEndian.Uint64(v[5:]), 3) // the last five digits
-		if okHi && okLo {
-			return pcommon.Timestamp((hi*1e5 + lo) * 1e6)
+		if word == c.word && okLo {
+			return pcommon.Timestamp((c.hi*1e5 + lo) * 1e6), true
 		}
 	}
-	if t, _, ok := parseTimeValue(v); ok {
-		return pcommon.NewTimestampFromTime(t)
-	}
-	return pcommon.NewTimestampFromTime(fallback)
+	t, _, ok := parseTimeValue(v)
+	return pcommon.NewTimestampFromTime(t), ok
 }
 
 // parseTimeValue parses a JSON value used as a timestamp.

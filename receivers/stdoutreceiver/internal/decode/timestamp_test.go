@@ -68,43 +68,50 @@ func FuzzParseInt(f *testing.F) {
 	f.Fuzz(func(t *testing.T, num string) { checkParseInt(t, num) })
 }
 
-// checkTimestampOr holds timestampOr to parseTimeValue's time, or the
-// fallback's where it finds none.
-func checkTimestampOr(t *testing.T, v string) {
+// checkTimestamp holds epochMillis.timestamp to parseTimeValue, with c as
+// it is (the last digits it read) and with none kept.
+func checkTimestamp(t *testing.T, c *epochMillis, v string) {
 	t.Helper()
-	fallback := testNow
-	want := pcommon.NewTimestampFromTime(fallback)
+	want, wantOK := pcommon.Timestamp(0), false
 	if ts, _, ok := parseTimeValue([]byte(v)); ok {
-		want = pcommon.NewTimestampFromTime(ts)
+		want, wantOK = pcommon.NewTimestampFromTime(ts), true
 	}
-	if got := timestampOr([]byte(v), fallback); got != want {
-		t.Fatalf("timestampOr(%q) = %d, want %d", v, got, want)
-	}
-}
-
-// TestTimestampOrEpochMillis covers the 13-byte values timestampOr reads
-// itself (each byte that is not a digit at each position, a leading zero,
-// the extremes) and values on either side of that length.
-func TestTimestampOrEpochMillis(t *testing.T) {
-	for _, v := range []string{
-		"1764504000000", "1000000000000", "9999999999999", "0764504000000", "-764504000000", "1764504000000.5",
-		"176450400000", "17645040000000", "1.764504e+12", `"1764504000000"`, `"2026-01-01T00:00:00Z"`, "",
-	} {
-		checkTimestampOr(t, v)
-	}
-	for pos := range 13 {
-		for c := range 256 {
-			v := []byte("1764504012345")
-			v[pos] = byte(c)
-			checkTimestampOr(t, string(v))
+	for _, c := range []*epochMillis{c, {}} {
+		if got, ok := c.timestamp([]byte(v)); ok != wantOK || ok && got != want {
+			t.Fatalf("timestamp(%q) = %d %v, want %d %v", v, got, ok, want, wantOK)
 		}
 	}
 }
 
-// FuzzTimestampOr holds timestampOr to parseTimeValue.
-func FuzzTimestampOr(f *testing.F) {
+// TestTimestampEpochMillis covers the 13-byte values epochMillis reads
+// itself (each byte that is not a digit at each position, a leading zero,
+// the extremes, first digits read before and not), and values on either
+// side of that length.
+func TestTimestampEpochMillis(t *testing.T) {
+	var c epochMillis
+	for _, v := range []string{
+		"1764504000000", "1764504099999", "1764504100000", "1764504000000", "1000000000000", "9999999999999",
+		"0764504000000", "-764504000000", "1764504000000.5", "176450400000", "17645040000000", "1.764504e+12",
+		`"1764504000000"`, `"2026-01-01T00:00:00Z"`, "",
+	} {
+		checkTimestamp(t, &c, v)
+	}
+	for pos := range 13 {
+		for b := range 256 {
+			v := []byte("1764504012345")
+			checkTimestamp(t, &c, string(v))
+			v[pos] = byte(b)
+			checkTimestamp(t, &c, string(v))
+		}
+	}
+}
+
+// FuzzTimestamp holds epochMillis.timestamp to parseTimeValue, the values
+// read one after another through one epochMillis.
+func FuzzTimestamp(f *testing.F) {
 	for _, s := range []string{"1764504000000", "0764504000000", "176450400000/", "1e12", `"2026-01-01T00:00:00.5Z"`} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, v string) { checkTimestampOr(t, v) })
+	var c epochMillis
+	f.Fuzz(func(t *testing.T, v string) { checkTimestamp(t, &c, v) })
 }
