@@ -10,6 +10,7 @@
 // with Full carries a channel that is closed at the consumer's next Free,
 // so the retry comes as soon as room was freed; the backoff stays for
 // refusals that say nothing (the memory limiter, the queue on disk).
+// Backoff is that wait, for the receiver's retry and its when_full Buffer.
 package backpressure
 
 import (

@@ -399,8 +399,7 @@ func (r *stdoutReceiver) dropPermanent(ctx context.Context, n int, err error) er
 // says there is room again: the transport waiting on it stops reading its
 // source meanwhile. It gives up only at shutdown.
 func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(context.Context) error) error {
-	wait := r.retryFirst
-	var timer *time.Timer
+	backoff := backpressure.Backoff{First: r.retryFirst, Max: r.retryMax}
 	var since time.Time
 	for attempt := 0; ; attempt++ {
 		err := push(ctx)
@@ -415,19 +414,12 @@ func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(conte
 		if attempt == 0 {
 			since = time.Now()
 			r.set.Logger.Warn("pipeline refused records; pausing the source and retrying", zap.Int("records", records), zap.Error(err))
-			timer = time.NewTimer(wait)
-			defer timer.Stop()
-		} else {
-			timer.Reset(wait)
 		}
-		select {
-		case <-timer.C:
-		case <-backpressure.Freed(err):
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-r.stop:
+		if !backoff.Wait(ctx, err, nil, r.stop) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return stream.ErrStopped
 		}
-		wait = min(2*wait, r.retryMax)
 	}
 }

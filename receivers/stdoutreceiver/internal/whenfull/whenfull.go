@@ -204,9 +204,7 @@ func (b *Buffer) run() {
 		<-b.stop
 		cancel()
 	}()
-	wait := b.set.RetryFirst
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	backoff := backpressure.Backoff{First: b.set.RetryFirst, Max: b.set.RetryMax}
 	for {
 		b.mu.Lock()
 		var head *Batch
@@ -232,19 +230,15 @@ func (b *Buffer) run() {
 		b.mu.Unlock()
 		if err == nil {
 			finish(head)
-			wait = b.set.RetryFirst
+			backoff.Reset()
 			continue
 		}
 		b.set.Refused(err)
-		timer.Reset(wait)
-		select {
-		case <-timer.C:
-		case <-backpressure.Freed(err): // the pipeline has room again
-		case <-b.wake: // a new batch: try again now rather than drop for nothing
-		case <-b.stop:
+		// A new batch (wake) is a reason to try again now rather than drop
+		// for nothing.
+		if !backoff.Wait(ctx, err, b.wake, b.stop) {
 			return
 		}
-		wait = min(2*wait, b.set.RetryMax)
 	}
 }
 
@@ -258,7 +252,7 @@ func (b *Buffer) Close(ctx context.Context) {
 		b.mu.Unlock()
 		close(b.stop)
 		<-b.stopped
-		wait := b.set.RetryFirst
+		backoff := backpressure.Backoff{First: b.set.RetryFirst, Max: b.set.RetryMax}
 		for {
 			b.mu.Lock()
 			var head *Batch
@@ -276,11 +270,7 @@ func (b *Buffer) Close(ctx context.Context) {
 				err = ctx.Err()
 			}
 			if err != nil && ctx.Err() == nil {
-				select {
-				case <-time.After(wait):
-				case <-ctx.Done():
-				}
-				wait = min(2*wait, b.set.RetryMax)
+				backoff.Wait(ctx, err, nil, nil) // when ctx ends, the next round drops
 				continue
 			}
 			b.mu.Lock()
