@@ -13,8 +13,8 @@
 // byte saying whether a trace id (16 bytes) and a span id (8 bytes)
 // follow, then its strings, each a varint length and the bytes: severity
 // text, event name, body, the number of attributes and each key and value.
-// Read back, the records' strings all slice one string, a copy of the
-// request made once: one allocation per request instead of one per record.
+// Read back, the records' strings all slice the request's bytes, which
+// Unmarshal takes over: no allocation or copy for them at all.
 package queuedlogs
 
 import (
@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -172,9 +173,14 @@ func appendString(b []byte, s string) []byte {
 
 var errCorrupt = errors.New("queuedlogs: a queued request is cut short or corrupt")
 
-// Unmarshal reads a request that Marshal wrote (Is(b)).
+// Unmarshal reads a request that Marshal wrote (Is(b)). It takes b over:
+// the records' strings slice it, so b must not change afterwards (a
+// storage client's Get returns a value of the caller's own; dir_storage
+// reads each into a buffer of its own). Copying a request of a megabyte
+// into a string, and the fresh memory that took, cost 3% of the sidecar's
+// CPU with the disk buffer on.
 func Unmarshal(b []byte) (plog.Logs, error) {
-	r := reader{s: string(b), off: len(Magic)} // the one copy the records' strings slice
+	r := reader{s: unsafe.String(unsafe.SliceData(b), len(b)), off: len(Magic)}
 	n := r.length()
 	if r.err != nil || n > len(b)-r.off {
 		return plog.Logs{}, errCorrupt

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -99,6 +100,24 @@ func TestLargeRecordsComeBackAsTheyWent(t *testing.T) {
 	}
 	if !bytes.Equal(protobuf(t, got), protobuf(t, ld)) {
 		t.Error("read back differs from what was written")
+	}
+}
+
+// Unmarshal takes the request's bytes over: a record's strings point into
+// them rather than into a copy.
+func TestReadBackStringsSliceTheRequestsBytes(t *testing.T) {
+	b, _ := Marshal(plainLogs())
+	got, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := got.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(1)
+	attr, _ := lr.Attributes().Get("log.iostream")
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	for name, s := range map[string]string{"body": lr.Body().Str(), "severity text": lr.SeverityText(), "attribute": attr.Str()} {
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); p < start || p >= start+uintptr(len(b)) {
+			t.Errorf("the %s %q is a copy, not a slice of the request", name, s)
+		}
 	}
 }
 
