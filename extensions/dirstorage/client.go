@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -40,6 +42,9 @@ type client struct {
 	// Close. See deferDeletes.
 	doomed map[string]uint64
 	seed   maphash.Seed
+	// spares are files of deleted keys kept for the next writes through
+	// a file (see reuseSpare), at most maxSpares, by slot.
+	spares [maxSpares]bool
 }
 
 // File layout: magic, then the value's length (little endian), then the value.
@@ -50,6 +55,11 @@ const (
 	inPlaceMax = 4096
 	// maxOpen bounds the files kept open for in-place writes.
 	maxOpen = 8
+	// maxSpares bounds the deleted keys' files kept for reuse, and
+	// maxSpareSize the size of each: what they hold beyond the queue's
+	// disk budget.
+	maxSpares    = 8
+	maxSpareSize = 4 << 20
 )
 
 var _ storage.Client = (*client)(nil)
@@ -225,6 +235,12 @@ func (c *client) Close(context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	errs := []error{c.deleteDoomed()}
+	for slot, kept := range c.spares {
+		if kept {
+			errs = append(errs, os.Remove(c.sparePath(slot)))
+			c.spares[slot] = false
+		}
+	}
 	for key, f := range c.open {
 		errs = append(errs, f.Close())
 		delete(c.open, key)
@@ -305,7 +321,80 @@ func (c *client) set(key string, value []byte) error {
 		}
 	}
 	c.forget(key) // the rename replaces the file an open handle points at
+	if c.reuseSpare(c.path(key), header[:], value) {
+		return nil
+	}
 	return writeFile(c.path(key), header[:], value, c.fsync)
+}
+
+// Spare files. Writing a request into a new file makes the kernel take
+// fresh pages for its page cache, and deleting the file gives them back: on
+// a VM (the benchmark host is Firecracker) touching such pages costs more
+// than copying the bytes (a 1 MiB write into a new file 0.22-0.28 ms of CPU,
+// over a cached one 0.07-0.08 ms). So a deleted key's file is renamed to a
+// spare (a name escape never makes) instead of being unlinked, and the next
+// write through a file overwrites a spare, truncates it to its new size and
+// renames it over the key: still atomic for readers and after kill -9, as
+// the rename comes after the write (and after fsync when it is on). Spares
+// are at most maxSpares files of up to maxSpareSize; Close unlinks them, and
+// a spare left by a killed process is replaced when its slot is next used.
+func (c *client) sparePath(slot int) string {
+	return filepath.Join(c.dir, "#spare"+strconv.Itoa(slot))
+}
+
+// keepSpare renames path to a free spare slot, reporting whether it did
+// (false when the slots are full, the file is too large or missing).
+func (c *client) keepSpare(path string) bool {
+	slot := slices.Index(c.spares[:], false)
+	if slot < 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil || st.Size > maxSpareSize {
+		return false
+	}
+	if unix.Rename(path, c.sparePath(slot)) != nil {
+		return false
+	}
+	c.spares[slot] = true
+	return true
+}
+
+// reuseSpare writes header and value over a spare and renames it to
+// path, reporting whether it did; when it did not, the caller writes a new
+// file. A spare that fails is unlinked.
+func (c *client) reuseSpare(path string, header, value []byte) bool {
+	slot := slices.Index(c.spares[:], true)
+	if slot < 0 {
+		return false
+	}
+	c.spares[slot] = false
+	spare := c.sparePath(slot)
+	if err := overwrite(spare, header, value, c.fsync); err != nil || unix.Rename(spare, path) != nil {
+		_ = unix.Unlink(spare)
+		return false
+	}
+	return true
+}
+
+// overwrite replaces the contents of the file at path with header and
+// value, in place.
+func overwrite(path string, header, value []byte, fsync bool) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	err = writeBoth(fd, header, value)
+	if err == nil {
+		err = unix.Ftruncate(fd, int64(len(header)+len(value)))
+	}
+	if err == nil && fsync {
+		err = unix.Fsync(fd)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // openExisting returns the key's file, kept open, or nil when it does not
@@ -345,7 +434,11 @@ func (c *client) delete(key string) error {
 
 func (c *client) remove(key string) error {
 	c.forget(key)
-	err := os.Remove(c.path(key))
+	path := c.path(key)
+	if c.keepSpare(path) {
+		return nil
+	}
+	err := os.Remove(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"go.opentelemetry.io/collector/component"
@@ -268,5 +269,126 @@ func TestReadFileReadsTheWholeFile(t *testing.T) {
 	}
 	if _, err := readFile(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("readFile of a missing file: %v; want fs.ErrNotExist", err)
+	}
+}
+
+// A deleted key's file is kept as a spare (up to maxSpares, each up to
+// maxSpareSize) and the next writes through a file overwrite the spares,
+// larger or smaller than what they held, so that the kernel reuses the
+// pages it cached for them. Every key reads back exactly its value, from
+// the writer and the next process; a spare is never a key's value, and
+// Close removes the spares.
+func TestDeletedFilesAreReusedByLaterWrites(t *testing.T) {
+	for _, fsync := range []bool{false, true} {
+		ctx := context.Background()
+		dir := t.TempDir()
+		c := &client{dir: dir, fsync: fsync}
+		value := func(key, n int) []byte { return bytes.Repeat([]byte{byte('a' + key%26)}, n) }
+		sizes := map[int]int{}
+		for key := range maxSpares + 2 {
+			sizes[key] = 5000 + 3000*key
+			if err := c.Set(ctx, strconv.Itoa(key), value(key, sizes[key])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tooLarge := strconv.Itoa(maxSpares + 2)
+		if err := c.Set(ctx, tooLarge, make([]byte, maxSpareSize+1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete(ctx, tooLarge); err != nil { // first, while a slot is free
+			t.Fatal(err)
+		}
+		spareInodes := map[uint64]bool{}
+		for key := range maxSpares + 2 {
+			if err := c.Delete(ctx, strconv.Itoa(key)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for slot := range maxSpares {
+			var st unix.Stat_t
+			if err := unix.Stat(c.sparePath(slot), &st); err != nil {
+				t.Fatalf("fsync %v: spare %d: %v", fsync, slot, err)
+			}
+			if st.Size > maxSpareSize {
+				t.Fatalf("fsync %v: a file of %d bytes was kept as a spare", fsync, st.Size)
+			}
+			spareInodes[st.Ino] = true
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != maxSpares {
+			t.Fatalf("fsync %v: %d files after deleting every key; want the %d spares", fsync, len(entries), maxSpares)
+		}
+		next := &client{dir: dir}
+		for key := range maxSpares + 3 {
+			if v, err := next.Get(ctx, strconv.Itoa(key)); v != nil || err != nil {
+				t.Fatalf("fsync %v: deleted key %d reads %d bytes, %v", fsync, key, len(v), err)
+			}
+		}
+
+		// Smaller and larger than any spare held; two more than the spares.
+		reused := 0
+		for i := range maxSpares + 2 {
+			key, n := 100+i, []int{10, 40000}[i%2]
+			sizes[key] = n
+			if err := c.Set(ctx, strconv.Itoa(key), value(key, n)); err != nil {
+				t.Fatal(err)
+			}
+			var st unix.Stat_t
+			if err := unix.Stat(c.path(strconv.Itoa(key)), &st); err != nil {
+				t.Fatal(err)
+			}
+			if spareInodes[st.Ino] {
+				reused++
+			}
+			if st.Size != int64(headerSize+n) {
+				t.Errorf("fsync %v: key %d's file has %d bytes; want %d", fsync, key, st.Size, headerSize+n)
+			}
+		}
+		if reused != maxSpares {
+			t.Errorf("fsync %v: %d writes took a spare's file; want %d", fsync, reused, maxSpares)
+		}
+		for key := 100; key < 100+maxSpares+2; key++ {
+			for _, reader := range []*client{c, next} {
+				got, err := reader.Get(ctx, strconv.Itoa(key))
+				if err != nil || !bytes.Equal(got, value(key, sizes[key])) {
+					t.Fatalf("fsync %v: key %d reads %d bytes, %v; want %d", fsync, key, len(got), err, sizes[key])
+				}
+			}
+		}
+		if err := c.Delete(ctx, "100"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != maxSpares+1 {
+			t.Errorf("fsync %v: %d files after Close; want the %d keys left, no spare", fsync, len(entries), maxSpares+1)
+		}
+	}
+}
+
+// A spare that a killed process left behind is neither read as a key nor
+// in the way: the next write into its slot replaces it.
+func TestASpareLeftByAKilledProcessIsReplaced(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := &client{dir: dir}
+	if err := os.WriteFile(c.sparePath(0), []byte("left by a killed process"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "1", []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, "1"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(c.sparePath(0))
+	if err != nil || !bytes.Contains(b, []byte("one")) {
+		t.Fatalf("slot 0 holds %q, %v; want the deleted key's file", b, err)
+	}
+	if err := c.Set(ctx, "2", []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Get(ctx, "2"); err != nil || string(got) != "two" {
+		t.Fatalf("read %q, %v", got, err)
 	}
 }
