@@ -137,6 +137,11 @@ type Decoder struct {
 	edits  []edit
 	millis epochMillis
 	scopes []rawScope // build's, one per stream of the batch's JSON lines
+	// The stream of the batch's first JSON line, and whether a later one
+	// has another: only then does build sort the records into scopes one
+	// by one.
+	jsonStream   string
+	mixedStreams bool
 }
 
 // decodedLine is one decoded line waiting to be written into plog as a log
@@ -177,7 +182,7 @@ func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) 
 		d.line(&b.Lines[i], now, &out, resource)
 	}
 	if len(d.recs) > 0 {
-		d.build(out.Logs, b, resource, now)
+		d.build(out.Logs, &out.Stats, b, resource, now)
 	}
 	if cap(d.buf) > maxRetainedBuf {
 		d.buf = nil
@@ -253,6 +258,11 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 	r.stream, r.truncated = l.Stream, l.Truncated
 	r.start = len(d.buf)
 	if isObject {
+		if out.Stats.JSON == 0 {
+			d.jsonStream = l.Stream
+		} else if l.Stream != d.jsonStream {
+			d.mixedStreams = true
+		}
 		out.Stats.JSON++
 		r.raw = true
 		d.buf = d.event(d.buf, obj, r, when) // sets r.ts
@@ -591,7 +601,7 @@ func hexString(line []byte, o *object, k, n int) ([]byte, bool) {
 // JSON lines go to a raw scope per stream, whose attributes carry the
 // stream once for all its records (rawevent); other lines to one scope,
 // each record with its stream.
-func (d *Decoder) build(logs plog.Logs, b stream.Batch, resource []stream.Attr, now time.Time) {
+func (d *Decoder) build(logs plog.Logs, st *Stats, b stream.Batch, resource []stream.Attr, now time.Time) {
 	rl := logs.ResourceLogs().AppendEmpty()
 	attrs := rl.Resource().Attributes()
 	attrs.EnsureCapacity(len(b.Attrs) + len(resource))
@@ -601,14 +611,18 @@ func (d *Decoder) build(logs plog.Logs, b stream.Batch, resource []stream.Attr, 
 	for _, a := range resource {
 		attrs.PutStr(a.Key, a.Value)
 	}
-	nText := 0
-	for i := range d.recs {
-		if r := &d.recs[i]; r.raw {
-			r.scope = d.rawScope(r.stream)
-		} else {
-			nText++
+	switch {
+	case d.mixedStreams:
+		for i := range d.recs {
+			if r := &d.recs[i]; r.raw {
+				r.scope = d.rawScope(r.stream)
+			}
 		}
+	case st.JSON > 0: // one raw scope, each record's scope 0
+		d.scopes = append(d.scopes, rawScope{stream: d.jsonStream, n: st.JSON})
 	}
+	d.jsonStream, d.mixedStreams = "", false
+	nText := st.Text
 	for i := range d.scopes {
 		sc := &d.scopes[i]
 		sl := rl.ScopeLogs().AppendEmpty()

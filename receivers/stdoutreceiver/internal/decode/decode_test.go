@@ -772,3 +772,40 @@ func TestDecodeCarriesAStreamOncePerScope(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeScopesOfBatchesInTurn decodes with one Decoder a batch of two
+// streams, then batches of one (whose JSON lines go to one raw scope
+// without being sorted one by one), with text lines among them and a
+// batch of text alone: each batch's scopes are its own.
+func TestDecodeScopesOfBatchesInTurn(t *testing.T) {
+	const j = `{"_time":1,"level":"info"}`
+	line := func(data, name string) stream.Line { return stream.Line{Data: []byte(data), Stream: name} }
+	d := New(Options{})
+	for _, c := range []struct {
+		lines []stream.Line
+		want  []string // per scope: its stream (raw) or "text", and its records
+	}{
+		{[]stream.Line{line(j, "stdout"), line(j, "stderr"), line(j, "stdout")}, []string{"stdout 2", "stderr 1"}},
+		{[]stream.Line{line(j, "stderr"), line("x", "stderr"), line(j, "stderr")}, []string{"stderr 2", "text 1"}},
+		{[]stream.Line{line(j, ""), line(j, "")}, []string{" 2"}},
+		{[]stream.Line{line("x", "stdout")}, []string{"text 1"}},
+		{[]stream.Line{line(j, "stdout"), line(j, "")}, []string{"stdout 1", " 1"}},
+	} {
+		out := d.Decode(stream.Batch{Lines: c.lines}, nil, testNow)
+		var got []string
+		for _, sl := range out.Logs.ResourceLogs().At(0).ScopeLogs().All() {
+			name := "text"
+			if rawevent.IsRawScope(sl) {
+				name = ""
+				if shared, ok := rawevent.Shared(sl); ok {
+					v, _ := shared.Get(AttrStream)
+					name = v.Str()
+				}
+			}
+			got = append(got, fmt.Sprintf("%s %d", name, sl.LogRecords().Len()))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("scopes %q, want %q", got, c.want)
+		}
+	}
+}
