@@ -61,9 +61,6 @@ type tickReader struct {
 	fast     bool
 	read     int
 	measured time.Time
-	// pauses and cutShort count pauses, and those a filling pipe ended
-	// (for tests).
-	pauses, cutShort int
 }
 
 // newTickReader returns a tickReader of f, a pipe Go's poller serves, or
@@ -160,7 +157,6 @@ func (t *tickReader) pause() {
 	if time.Until(end) <= 0 {
 		return
 	}
-	t.pauses++
 	for {
 		d := time.Until(end)
 		if d <= 0 {
@@ -179,7 +175,6 @@ func (t *tickReader) pause() {
 			return
 		}
 		if t.buffered() >= t.full {
-			t.cutShort++
 			return
 		}
 	}
