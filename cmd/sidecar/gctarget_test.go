@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -15,17 +16,27 @@ func TestGCPercentFor(t *testing.T) {
 		want int
 	}{
 		{0, maxGCPercent},
-		{1 << 20, maxGCPercent},         // 24x would be allowed: capped
-		{6 << 20, maxGCPercent},         // reaches the ceiling exactly at 300%
-		{8 << 20, 200},                  // 8 + 16 = 24 MiB
-		{10 << 20, 140},                 // 10 + 14
-		{12 << 20, minGCPercent},        // the default growth reaches the ceiling
+		{1 << 20, maxGCPercent},         // 32x would be allowed: capped
+		{8 << 20, maxGCPercent},         // reaches the ceiling exactly at 300%
+		{10 << 20, 220},                 // 10 + 22 = 32 MiB
+		{12 << 20, 166},                 // 12 + 20
+		{16 << 20, minGCPercent},        // the default growth reaches the ceiling
 		{20 << 20, minGCPercent},        // past half the ceiling: never below the default
 		{heapCeiling * 2, minGCPercent}, // past the ceiling
 	} {
 		if got := gcPercentFor(tc.live, heapCeiling); got != tc.want {
 			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", tc.live>>20, got, tc.want)
 		}
+	}
+}
+
+func TestCeilingStaysUnderHalfASmallContainersLimit(t *testing.T) {
+	if got := ceilingUnder(math.MaxInt64); got != heapCeiling {
+		t.Errorf("without a memory limit: ceiling %d MiB, want %d", got>>20, heapCeiling>>20)
+	}
+	limit := int64(64<<20) * 9 / 10 // setMemoryLimit in a 64 MiB container
+	if got := ceilingUnder(limit); got != uint64(limit/2) {
+		t.Errorf("under a %d MiB limit: ceiling %d MiB, want half the limit", limit>>20, got>>20)
 	}
 }
 

@@ -36,6 +36,7 @@ func main() {
 	defer stop()
 	setMemoryLimit()
 	targetGC()
+	releaseStartPagesLater()
 	cmd := otelcol.NewCommand(settings(defaultURI()))
 	cmd.AddCommand(newHealthCommand(), newStatusCommand())
 	cmd.SetArgs(withDefaultConfig(os.Args[1:], defaultURI()))
