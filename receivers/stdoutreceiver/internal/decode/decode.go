@@ -258,9 +258,11 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 	r.stream, r.truncated = l.Stream, l.Truncated
 	r.start = len(d.buf)
 	if isObject {
+		// The lengths are compared first: stdin's lines have no stream,
+		// and Go compares even two empty strings with a call.
 		if out.Stats.JSON == 0 {
 			d.jsonStream = l.Stream
-		} else if l.Stream != d.jsonStream {
+		} else if (len(l.Stream) > 0 || len(d.jsonStream) > 0) && l.Stream != d.jsonStream {
 			d.mixedStreams = true
 		}
 		out.Stats.JSON++

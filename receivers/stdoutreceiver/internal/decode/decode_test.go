@@ -790,6 +790,8 @@ func TestDecodeScopesOfBatchesInTurn(t *testing.T) {
 		{[]stream.Line{line(j, ""), line(j, "")}, []string{" 2"}},
 		{[]stream.Line{line("x", "stdout")}, []string{"text 1"}},
 		{[]stream.Line{line(j, "stdout"), line(j, "")}, []string{"stdout 1", " 1"}},
+		{[]stream.Line{line(j, ""), line(j, "stdout")}, []string{" 1", "stdout 1"}},
+		{[]stream.Line{line(j, "stdout"), line(j, "stdout"), line(j, "stderr")}, []string{"stdout 2", "stderr 1"}},
 	} {
 		out := d.Decode(stream.Batch{Lines: c.lines}, nil, testNow)
 		var got []string
