@@ -339,9 +339,9 @@ func TestWhileTheClientKeepsSendingTheConnectionReadsOnceATick(t *testing.T) {
 // together.
 func TestPausesEndOnTheTick(t *testing.T) {
 	for _, now := range []time.Time{time.Unix(1767225600, 0), time.Unix(1767225600, 1), time.Unix(1767225600, int64(holdBatch)-1), time.Now()} {
-		d := untilTick(now)
-		if d <= 0 || d > holdBatch || now.Add(d).UnixNano()%int64(holdBatch) != 0 {
-			t.Errorf("untilTick(%v) = %v", now, d)
+		end := nextTick(now)
+		if d := end.Sub(now); d <= 0 || d > holdBatch || end.UnixNano()%int64(holdBatch) != 0 {
+			t.Errorf("nextTick(%v) = %v", now, end)
 		}
 	}
 }

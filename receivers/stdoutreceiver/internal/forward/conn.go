@@ -13,6 +13,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tick"
 )
 
 // maxBatchLines caps a batch; larger batches only delay the first ack.
@@ -32,8 +33,8 @@ const maxBatchLines = 1024
 // a paused client keeps sending (a pause brought frames, less than one read
 // takes), the connection also waits for the next tick after delivering
 // instead of waking for its next frame, so it reads and delivers once a
-// tick. Every pause ends on the same clock (multiples of holdBatch), so
-// connections wake together. A wake-up for a frame costs far more than
+// tick. Every pause ends on the same clock (multiples of holdBatch, on
+// package tick's clock), so connections wake together, and with stdin. A wake-up for a frame costs far more than
 // reading it: the Go runtime's monitor thread wakes with the process and
 // polls every 20 µs for a millisecond after (at 1,000 lines/s on 4
 // connections, 1,800 thread wake-ups and 40 ms of CPU per second with a
@@ -42,10 +43,8 @@ const maxBatchLines = 1024
 // arena: the pause bounds latency, the arena bytes.
 const holdBatch = stream.JoinWindow
 
-// untilTick is how long from now until the next multiple of holdBatch.
-func untilTick(now time.Time) time.Duration {
-	return now.Truncate(holdBatch).Add(holdBatch).Sub(now)
-}
+// nextTick is when a pause that begins at now ends.
+func nextTick(now time.Time) time.Time { return tick.Next(now, holdBatch) }
 
 // holdLowat is the TCP receive mark while a connection pauses: below it,
 // arriving frames do not wake the sidecar (see newRcvLowat).

@@ -51,6 +51,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tick"
 )
 
 const (
@@ -116,7 +117,7 @@ func New(cfg Config, set Settings, sink stream.Sink) (*Server, error) {
 		return nil, errors.New("forward: nil sink")
 	}
 	s := &Server{cfg: cfg, logger: set.Logger, sink: sink, maxLine: set.MaxLineBytes,
-		conns: make(map[net.Conn]struct{}), pause: func() { time.Sleep(untilTick(time.Now())) }, now: time.Now}
+		conns: make(map[net.Conn]struct{}), pause: func() { tick.Sleep(nextTick(time.Now())) }, now: time.Now}
 	if s.logger == nil {
 		s.logger = zap.NewNop()
 	}
