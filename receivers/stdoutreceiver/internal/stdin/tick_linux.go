@@ -8,10 +8,13 @@ import (
 	"syscall"
 	"time"
 
+	"unsafe"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/sidecarhq/sidecar/internal/rawconn"
 	"github.com/sidecarhq/sidecar/internal/stdinpipe"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/tick"
 )
 
 // tickReader reads a pipe Go's poller serves, with read deadlines that
@@ -49,8 +52,9 @@ type tickReader struct {
 	deadline time.Time
 	// kick ends a pause early: a deadline was set by another goroutine
 	// (Shutdown).
-	kick  chan struct{}
-	timer *time.Timer
+	kick chan struct{}
+	// fileDeadline is the deadline last set on f.
+	fileDeadline time.Time
 	// filled is set when the last read filled its buffer: the writer is
 	// ahead, and more may be waiting.
 	filled bool
@@ -78,9 +82,11 @@ func newTickReader(f *os.File) *tickReader {
 }
 
 // SetReadDeadline sets when the next reads' pause ends; zero: they wait
-// for input. It is the file's deadline too, for the reads that wait in the
-// poller (reads after a pause ignore it), so a deadline now also ends such
-// a wait.
+// for input. A deadline that has passed (Shutdown's) is the file's at once,
+// so that it also ends a read waiting in the poller; a later one only
+// before a read that waits in the poller with it (a fast writer's): a
+// file's deadline is a runtime timer, and each wakes the runtime's monitor
+// thread (see package tick).
 func (t *tickReader) SetReadDeadline(d time.Time) error {
 	t.mu.Lock()
 	t.deadline = d
@@ -89,6 +95,21 @@ func (t *tickReader) SetReadDeadline(d time.Time) error {
 	case t.kick <- struct{}{}:
 	default:
 	}
+	if d.IsZero() || !d.After(time.Now()) {
+		return t.setFileDeadline(d)
+	}
+	return nil
+}
+
+// setFileDeadline sets the file's deadline, if it is not d already. Only
+// the reading goroutine calls it, but for Shutdown's deadline.
+func (t *tickReader) setFileDeadline(d time.Time) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if d.Equal(t.fileDeadline) {
+		return nil
+	}
+	t.fileDeadline = d
 	return t.f.SetReadDeadline(d)
 }
 
@@ -101,7 +122,10 @@ func (t *tickReader) Read(p []byte) (int, error) {
 	case <-t.kick: // set by this goroutine's own SetReadDeadline, or seen below
 	default:
 	}
-	if t.until().IsZero() || t.fast {
+	if until := t.until(); until.IsZero() || t.fast {
+		if err := t.setFileDeadline(until); err != nil {
+			return 0, err
+		}
 		n, err := rawconn.Read(t.rc, p)
 		t.count(n, n == len(p))
 		return n, err
@@ -147,31 +171,31 @@ func (t *tickReader) until() time.Time {
 // pauseSlice is how long a pause sleeps before it looks at how full the
 // pipe is: a join window's pause wakes 4 times instead of once, and a
 // writer must write ~150 MB/s (~470k pino lines/s) to fill the rest of a
-// 1 MiB pipe within one slice.
+// 1 MiB pipe within one slice. Slices end on package tick's clock, at
+// multiples of pauseSlice (Fluent Forward's tick is one of them), and so
+// does the pause: at the last multiple before its deadline, so that a lone
+// line waits a join window less up to a slice.
 const pauseSlice = 5 * time.Millisecond
 
 // pause sleeps until the deadline, until another goroutine sets one, or
 // until the pipe holds t.full bytes, whichever comes first.
 func (t *tickReader) pause() {
-	end := t.until()
-	if time.Until(end) <= 0 {
+	end := t.until().Truncate(pauseSlice)
+	if !time.Now().Before(end) {
 		return
 	}
 	for {
-		d := time.Until(end)
-		if d <= 0 {
+		now := time.Now()
+		if !now.Before(end) {
 			return
 		}
-		d = min(d, pauseSlice)
-		if t.timer == nil {
-			t.timer = time.NewTimer(d)
-		} else {
-			t.timer.Reset(d)
+		wake := tick.Next(now, pauseSlice)
+		if wake.After(end) {
+			wake = end
 		}
 		select {
-		case <-t.timer.C:
+		case <-tick.At(wake):
 		case <-t.kick:
-			t.timer.Stop()
 			return
 		}
 		if t.buffered() >= t.full {
@@ -181,12 +205,17 @@ func (t *tickReader) pause() {
 }
 
 // buffered is how many bytes the pipe holds (FIONREAD, which x/sys names
-// TIOCINQ on Linux); on an error, as if full, so that a pause never
-// outlasts what it cannot see.
+// TIOCINQ on Linux), asked with a raw system call (it never blocks), which
+// unlike one through the scheduler does not wake the runtime's monitor
+// thread; on an error, as if full, so that a pause never outlasts what it
+// cannot see.
 func (t *tickReader) buffered() int {
-	n, err := 0, error(nil)
-	if cerr := t.rc.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); cerr != nil || err != nil {
+	var n int32
+	var errno syscall.Errno
+	if err := t.rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.RawSyscall(syscall.SYS_IOCTL, fd, unix.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	}); err != nil || errno != 0 {
 		return t.full
 	}
-	return n
+	return int(n)
 }

@@ -2,6 +2,7 @@ package stdin
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -31,8 +32,9 @@ func tickPipe(t *testing.T, window time.Duration, sink stream.Sink, atEOF func()
 	return s, pw
 }
 
-// A lone line waits out its join window (the pause), and no longer than
-// about that: it is delivered by the tick, without more input.
+// A lone line waits out its join window (the pause, which ends on the
+// tick's clock, at the last multiple of pauseSlice in the window), and no
+// longer than about that: it is delivered by the tick, without more input.
 func TestStdinTickDeliversALoneLineAfterItsWindow(t *testing.T) {
 	const window = 50 * time.Millisecond
 	got := make(chan time.Time, 10)
@@ -50,8 +52,8 @@ func TestStdinTickDeliversALoneLineAfterItsWindow(t *testing.T) {
 		}
 		select {
 		case at := <-got:
-			if waited := at.Sub(wrote); waited < window {
-				t.Errorf("the line was delivered after %v, before its %v window passed", waited, window)
+			if waited := at.Sub(wrote); waited < window-pauseSlice {
+				t.Errorf("the line was delivered after %v, before its %v window (less a %v slice) passed", waited, window, pauseSlice)
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("a lone line was not delivered: the pause did not end")
@@ -133,5 +135,58 @@ func TestStdinTickNeverHoldsAWriterThatFillsThePipe(t *testing.T) {
 	}
 	if longest > window/5 {
 		t.Errorf("a write waited %v for room in the pipe (the join window is %v, a pause's slice %v)", longest, window, pauseSlice)
+	}
+}
+
+// A read with a deadline returns once the deadline passed with nothing
+// written, whether it pauses (a slow writer's) or waits in the poller (a
+// fast writer's, which gets the file's deadline only just before it
+// waits: see tickReader.SetReadDeadline), and a read written to meanwhile
+// returns the bytes.
+func TestStdinTickReadWithADeadlineEndsAtTheDeadline(t *testing.T) {
+	for _, fast := range []bool{false, true} {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pw.Close()
+		defer pr.Close()
+		stdinpipe.Grow(pr)
+		tr := newTickReader(pr)
+		if tr == nil {
+			t.Fatalf("a pipe of %d bytes or more is not read on a tick", stdinpipe.Size)
+		}
+		p := make([]byte, 64)
+		for range 2 {
+			// fast is measured once per join window: it stays as set here
+			// until an hour has passed.
+			tr.fast, tr.measured = fast, time.Now().Add(time.Hour)
+			deadline := time.Now().Add(30 * time.Millisecond)
+			if err := tr.SetReadDeadline(deadline); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { _, err := tr.Read(p); done <- err }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, os.ErrDeadlineExceeded) {
+					t.Fatalf("fast %v: read returned %v, want the deadline passed", fast, err)
+				}
+				if now := time.Now(); now.Before(deadline.Truncate(pauseSlice)) {
+					t.Errorf("fast %v: read returned %v before its deadline", fast, deadline.Sub(now))
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("fast %v: a read with a deadline 30 ms away still waits after 10 s", fast)
+			}
+		}
+		if err := tr.SetReadDeadline(time.Now().Add(30 * time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(pw, "x\n"); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := tr.Read(p); n != 2 || err != nil {
+			t.Errorf("fast %v: read %d bytes (%v) of the 2 written", fast, n, err)
+		}
 	}
 }
