@@ -38,7 +38,8 @@ import (
 // quiet spell finds room (a writer blocks only if it writes three quarters
 // of the pipe within one slice, and then for the rest of that slice; in
 // e2e, an unbounded first pause once held a write at 100k lines/s for
-// 100.7 ms). A writer that filled the last read is read on without a pause
+// 100.7 ms). Once a writer was seen to write slowly enough (slowWriter),
+// the rest of the pause is one slice. A writer that filled the last read is read on without a pause
 // until the pipe is empty, and one that writes half the pipe or more per
 // join window is not paused at all.
 type tickReader struct {
@@ -169,27 +170,32 @@ func (t *tickReader) until() time.Time {
 }
 
 // pauseSlice is how long a pause sleeps before it looks at how full the
-// pipe is: a join window's pause wakes 4 times instead of once, and a
-// writer must write ~150 MB/s (~470k pino lines/s) to fill the rest of a
-// 1 MiB pipe within one slice. Slices end on package tick's clock, at
-// multiples of pauseSlice (Fluent Forward's tick is one of them), and so
-// does the pause: at the last multiple before its deadline, so that a lone
-// line waits a join window less up to a slice.
+// pipe is: a writer must write ~150 MB/s (~470k pino lines/s) to fill the
+// rest of a 1 MiB pipe within one slice (~100 MB/s within the first, up
+// to one and a half). Slices end on package tick's
+// clock, at multiples of pauseSlice (Fluent Forward's tick is one of
+// them), and so does the pause: at the last multiple before its deadline,
+// so that a lone line waits a join window less up to a slice.
 const pauseSlice = 5 * time.Millisecond
+
+// slowWriter is how many times faster than it wrote during a pause's first
+// slices a writer may get without filling three quarters of the pipe by the
+// pause's end: a pause sleeps the rest in one slice then (each slice is a
+// wake-up: at 20k pino lines/s one instead of three). A writer that gets
+// faster still waits for room at most until the pause ends.
+const slowWriter = 4
 
 // pause sleeps until the deadline, until another goroutine sets one, or
 // until the pipe holds t.full bytes, whichever comes first.
 func (t *tickReader) pause() {
+	start := time.Now()
 	end := t.until().Truncate(pauseSlice)
-	if !time.Now().Before(end) {
+	if !start.Before(end) {
 		return
 	}
+	// The first slice is at least half one, which shows the writer's pace.
+	wake := tick.Next(start.Add(pauseSlice/2), pauseSlice)
 	for {
-		now := time.Now()
-		if !now.Before(end) {
-			return
-		}
-		wake := tick.Next(now, pauseSlice)
 		if wake.After(end) {
 			wake = end
 		}
@@ -198,10 +204,27 @@ func (t *tickReader) pause() {
 		case <-t.kick:
 			return
 		}
-		if t.buffered() >= t.full {
+		n := t.buffered()
+		if n >= t.full {
 			return
 		}
+		now := time.Now()
+		if !now.Before(end) {
+			return
+		}
+		wake = tick.Next(now, pauseSlice)
+		if restInOneSlice(n, now.Sub(start), end.Sub(now), t.full) {
+			wake = end
+		}
 	}
+}
+
+// restInOneSlice reports whether a pause may sleep its rest in one slice:
+// the writer wrote n bytes in the pause's first seen, rest is left of it,
+// and a quarter of the pipe is full bytes.
+func restInOneSlice(n int, seen, rest time.Duration, full int) bool {
+	atPace := float64(n) * float64(rest) / float64(seen)
+	return float64(n)+slowWriter*atPace < float64(3*full)
 }
 
 // buffered is how many bytes the pipe holds (FIONREAD, which x/sys names

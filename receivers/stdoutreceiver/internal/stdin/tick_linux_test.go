@@ -190,3 +190,29 @@ func TestStdinTickReadWithADeadlineEndsAtTheDeadline(t *testing.T) {
 		}
 	}
 }
+
+// A pause sleeps its rest in one slice (one wake-up instead of one every
+// pauseSlice) only for a writer that, four times faster, would still leave
+// a quarter of the pipe free by the pause's end: pino lines (~330 bytes)
+// at 20k a second are such a writer, at 100k a second not; and a writer
+// that wrote nothing yet is.
+func TestStdinTickSleepsTheRestOfAPauseInOneSliceOnlyForASlowWriter(t *testing.T) {
+	const quarter = stdinpipe.Size / 4
+	perSecond := func(lines int, d time.Duration) int { return int(float64(lines*330) * d.Seconds()) }
+	for _, c := range []struct {
+		name       string
+		n          int
+		seen, rest time.Duration
+		oneSlice   bool
+	}{
+		{"nothing written", 0, 5 * time.Millisecond, 15 * time.Millisecond, true},
+		{"20k lines/s", perSecond(20_000, 5*time.Millisecond), 5 * time.Millisecond, 15 * time.Millisecond, true},
+		{"100k lines/s", perSecond(100_000, 5*time.Millisecond), 5 * time.Millisecond, 15 * time.Millisecond, false},
+		{"20k lines/s with a long rest", perSecond(20_000, 3*time.Millisecond), 3 * time.Millisecond, 100 * time.Millisecond, false},
+		{"nearly a quarter full in a slice", quarter - 1, 5 * time.Millisecond, 5 * time.Millisecond, false},
+	} {
+		if got := restInOneSlice(c.n, c.seen, c.rest, quarter); got != c.oneSlice {
+			t.Errorf("%s (%d bytes in %v, %v left): rest in one slice %v, want %v", c.name, c.n, c.seen, c.rest, got, c.oneSlice)
+		}
+	}
+}
