@@ -7,7 +7,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -39,9 +38,9 @@ import (
 // of the pipe within one slice, and then for the rest of that slice; in
 // e2e, an unbounded first pause once held a write at 100k lines/s for
 // 100.7 ms). Once a writer was seen to write slowly enough (slowWriter),
-// the rest of the pause is one slice. A writer that filled the last read is read on without a pause
-// until the pipe is empty, and one that writes half the pipe or more per
-// join window is not paused at all.
+// the rest of the pause is one slice. A writer that filled the last read
+// is read on without a pause until the pipe is empty, and one that writes
+// half the pipe or more per join window is not paused at all.
 type tickReader struct {
 	f  *os.File
 	rc syscall.RawConn
@@ -91,22 +90,30 @@ func newTickReader(f *os.File) *tickReader {
 func (t *tickReader) SetReadDeadline(d time.Time) error {
 	t.mu.Lock()
 	t.deadline = d
+	var err error
+	if d.IsZero() || !d.After(time.Now()) {
+		err = t.setFileDeadline(d)
+	}
 	t.mu.Unlock()
 	select {
 	case t.kick <- struct{}{}:
 	default:
 	}
-	if d.IsZero() || !d.After(time.Now()) {
-		return t.setFileDeadline(d)
-	}
-	return nil
+	return err
 }
 
-// setFileDeadline sets the file's deadline, if it is not d already. Only
-// the reading goroutine calls it, but for Shutdown's deadline.
-func (t *tickReader) setFileDeadline(d time.Time) error {
+// syncFileDeadline makes the reads' deadline the file's, before a read
+// that waits in the poller; under t.mu, so that a deadline Shutdown sets
+// meanwhile is never replaced by the one it replaced.
+func (t *tickReader) syncFileDeadline() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.setFileDeadline(t.deadline)
+}
+
+// setFileDeadline sets the file's deadline, if it is not d already; t.mu
+// is held.
+func (t *tickReader) setFileDeadline(d time.Time) error {
 	if d.Equal(t.fileDeadline) {
 		return nil
 	}
@@ -123,8 +130,8 @@ func (t *tickReader) Read(p []byte) (int, error) {
 	case <-t.kick: // set by this goroutine's own SetReadDeadline, or seen below
 	default:
 	}
-	if until := t.until(); until.IsZero() || t.fast {
-		if err := t.setFileDeadline(until); err != nil {
+	if t.until().IsZero() || t.fast {
+		if err := t.syncFileDeadline(); err != nil {
 			return 0, err
 		}
 		n, err := rawconn.Read(t.rc, p)
@@ -172,10 +179,10 @@ func (t *tickReader) until() time.Time {
 // pauseSlice is how long a pause sleeps before it looks at how full the
 // pipe is: a writer must write ~150 MB/s (~470k pino lines/s) to fill the
 // rest of a 1 MiB pipe within one slice (~100 MB/s within the first, up
-// to one and a half). Slices end on package tick's
-// clock, at multiples of pauseSlice (Fluent Forward's tick is one of
-// them), and so does the pause: at the last multiple before its deadline,
-// so that a lone line waits a join window less up to a slice.
+// to one and a half). Slices end on package tick's clock, at multiples of
+// pauseSlice (Fluent Forward's tick is one of them), and so does the
+// pause: at the last multiple before its deadline, so that a lone line
+// waits a join window less up to a slice.
 const pauseSlice = 5 * time.Millisecond
 
 // slowWriter is how many times faster than it wrote during a pause's first
