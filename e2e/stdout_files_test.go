@@ -162,18 +162,8 @@ func TestStdoutFilesShipEveryLineOnceAcrossRotationAndRestart(t *testing.T) {
 	}
 
 	events := fake.Events("app-logs")
-	seen := make([]int, total)
-	for _, ev := range events {
-		seq, err := strconv.Atoi(fmt.Sprint(ev["seq"]))
-		if err != nil || seq < 0 || seq >= total {
-			t.Fatalf("unexpected event %v", ev)
-		}
-		seen[seq]++
-	}
-	for i, n := range seen {
-		if n != 1 {
-			t.Errorf("line %d arrived %d times", i, n)
-		}
+	if missing, duplicated := countSeqs(t, events, total); missing+duplicated > 0 {
+		t.Errorf("%d lines missing, %d duplicated", missing, duplicated)
 	}
 	if len(events) != total {
 		t.Errorf("%d events, want %d", len(events), total)
