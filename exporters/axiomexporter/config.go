@@ -142,7 +142,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("max_request_bytes must be at least %s, to hold one record of the longest line", ByteSize(minRequestBytes)))
 	}
 	if min := (requestCost + 1) * signalShare * ByteSize(minRequestBytes); c.Memory < min {
-		errs = append(errs, fmt.Errorf("memory must be at least %s: one batch and one request in flight per signal", min))
+		errs = append(errs, fmt.Errorf("memory must be at least %s (%.1f MiB): per signal, one batch of the longest record (1 MiB plus fields) and one request in flight", min, float64(min)/(1<<20)))
 	}
 	if q := c.QueueConfig.Get(); q != nil && q.StorageID != nil && c.Disk < signalShare*ByteSize(c.batchBytes()) {
 		errs = append(errs, fmt.Errorf("disk must be at least %s: one batch per signal", signalShare*ByteSize(c.batchBytes())))

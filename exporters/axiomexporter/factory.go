@@ -85,7 +85,7 @@ func createLogs(ctx context.Context, set exporter.Settings, c component.Config) 
 	if err != nil {
 		return nil, err
 	}
-	return boundedLogs{Logs: inner, base: e.base, room: room}, nil
+	return boundedLogs{Logs: inner, base: e.base, room: room, parts: newInParts(cfg, e.weigher)}, nil
 }
 
 func createTraces(ctx context.Context, set exporter.Settings, c component.Config) (exporter.Traces, error) {
@@ -106,11 +106,23 @@ func createTraces(ctx context.Context, set exporter.Settings, c component.Config
 // shutdown last: until then they wait for the queue to drain.
 type boundedLogs struct {
 	exporter.Logs
-	base *base
-	room *queueRoom
+	base  *base
+	room  *queueRoom
+	parts inParts
 }
 
+// ConsumeLogs offers ld to the queue, in parts if it weighs more than the
+// queue ever admits (parts.go).
 func (x boundedLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	o := &offered{}
+	err := x.offerOne(context.WithValue(ctx, offeredKey{}, o), ld)
+	if err == nil || !x.parts.tooHeavy(o) {
+		return err
+	}
+	return x.parts.offer(ctx, ld, x.offerOne)
+}
+
+func (x boundedLogs) offerOne(ctx context.Context, ld plog.Logs) error {
 	return x.base.accept(ld.LogRecordCount(), func() error { return x.room.offer(ctx, ld, x.Logs.ConsumeLogs) })
 }
 

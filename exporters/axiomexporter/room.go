@@ -44,7 +44,8 @@ type queueRoom struct {
 	freed backpressure.Room // freed at every Unref
 }
 
-// offered is where newRequest leaves the request it made for one offer.
+// offered is where newRequest leaves the request it made for one offer
+// (the caller's, when ctx carries one).
 type offered struct{ r *logsRequest }
 
 type offeredKey struct{}
@@ -72,8 +73,12 @@ func (q *queueRoom) offer(ctx context.Context, ld plog.Logs, push func(context.C
 			return backpressure.Full(exporterhelper.ErrQueueIsFull, freed)
 		}
 	}
-	o := &offered{}
-	err := push(context.WithValue(ctx, offeredKey{}, o), ld)
+	o, ok := ctx.Value(offeredKey{}).(*offered)
+	if !ok {
+		o = &offered{}
+		ctx = context.WithValue(ctx, offeredKey{}, o)
+	}
+	err := push(ctx, ld)
 	if errors.Is(err, exporterhelper.ErrQueueIsFull) {
 		if o.r != nil && o.r.weight > 0 {
 			q.remember(ld, int64(o.r.weight))

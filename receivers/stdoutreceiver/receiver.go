@@ -287,9 +287,41 @@ func (p *pending) push(ctx context.Context) error {
 		p.spansDone = true
 	}
 	if p.out.Logs.LogRecordCount() > 0 {
-		return p.r.pushLogsOnce(ctx, p.out.Logs)
+		err := p.r.pushLogsOnce(ctx, p.out.Logs)
+		if left := unsentLogs(p.out.Logs, err); left != p.out.Logs {
+			p.out.Logs, p.bytes = left, bodyBytes(left)
+		}
+		return err
 	}
 	return nil
+}
+
+// unsentLogs is what of ld the pipeline did not take when it returned err:
+// all of it, or the part a partial refusal names (consumererror.Logs: the
+// axiom exporter offers a batch heavier than its queue in parts), which
+// is all that is offered again.
+func unsentLogs(ld plog.Logs, err error) plog.Logs {
+	if partial, ok := errors.AsType[consumererror.Logs](err); ok {
+		return partial.Data()
+	}
+	return ld
+}
+
+// bodyBytes is the length of ld's string bodies: the bytes of the lines a
+// partly taken batch still holds, as lineBytes counts a whole one.
+func bodyBytes(ld plog.Logs) int {
+	n := 0
+	rls := ld.ResourceLogs()
+	for i := range rls.Len() {
+		sls := rls.At(i).ScopeLogs()
+		for j := range sls.Len() {
+			lrs := sls.At(j).LogRecords()
+			for k := range lrs.Len() {
+				n += len(lrs.At(k).Body().Str())
+			}
+		}
+	}
+	return n
 }
 
 func (r *stdoutReceiver) decode(ctx context.Context, b stream.Batch) decode.Output {
@@ -317,8 +349,13 @@ func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
 			return err
 		}
 	}
-	if out.Logs.LogRecordCount() > 0 {
-		if err := r.retry(ctx, out.Logs.LogRecordCount(), func(ctx context.Context) error { return r.pushLogsOnce(ctx, out.Logs) }); err != nil {
+	if logs := out.Logs; logs.LogRecordCount() > 0 {
+		err := r.retry(ctx, logs.LogRecordCount(), func(ctx context.Context) error {
+			err := r.pushLogsOnce(ctx, logs)
+			logs = unsentLogs(logs, err)
+			return err
+		})
+		if err != nil {
 			return err
 		}
 	}

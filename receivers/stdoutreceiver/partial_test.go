@@ -1,0 +1,110 @@
+package stdoutreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
+	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/whenfull"
+)
+
+// takesHalf is a pipeline that takes the first half of the first batch
+// and refuses the rest as a partial refusal (what the axiom exporter does
+// with a batch heavier than its queue), then takes what comes after,
+// unless refuseRest.
+type takesHalf struct {
+	mu         sync.Mutex
+	refuseRest bool
+	bodies     []string // of every record taken, in order
+	offers     []int    // records of each offer
+}
+
+func (p *takesHalf) offerCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.offers)
+}
+
+func (p *takesHalf) ConsumeLogs(_ context.Context, ld plog.Logs) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.offers = append(p.offers, ld.LogRecordCount())
+	var all []string
+	forEachRecord(ld, func(_ plog.ScopeLogs, lr plog.LogRecord) { all = append(all, lr.Body().Str()) })
+	if len(p.offers) > 1 && p.refuseRest {
+		return errors.New("sending queue is full")
+	}
+	if len(p.offers) > 1 || len(all) < 2 {
+		p.bodies = append(p.bodies, all...)
+		return nil
+	}
+	half := len(all) / 2
+	p.bodies = append(p.bodies, all[:half]...)
+	rest := plog.NewLogs()
+	lrs := rest.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for _, b := range all[half:] {
+		lrs.AppendEmpty().Body().SetStr(b)
+	}
+	return consumererror.NewLogs(errors.New("sending queue is full"), rest)
+}
+
+// Of a batch partly taken, only the rest is offered again, whether the
+// source waits (block) or its buffer does (drop_oldest): every line
+// arrives once. When the rest is never taken, a drop policy counts exactly
+// the rest as dropped.
+func TestReceiverOffersOnlyTheRestOfAPartlyTakenBatch(t *testing.T) {
+	const n = 10
+	var lines []string
+	for i := range n {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	input := strings.Join(lines, "\n") + "\n"
+	for _, policy := range []whenfull.Policy{whenfull.Block, whenfull.DropOldest} {
+		for _, refuseRest := range []bool{false, true} {
+			if refuseRest && policy == whenfull.Block {
+				continue // a blocking source waits for good, by design
+			}
+			t.Run(fmt.Sprintf("%s, rest refused %v", policy, refuseRest), func(t *testing.T) {
+				p := &takesHalf{refuseRest: refuseRest}
+				logs, _ := consumer.NewLogs(p.ConsumeLogs)
+				cfg := stdinConfig(true)
+				cfg.Stdin = configoptional.Some(stdin.Config{ExitOnEOF: true, WhenFull: policy})
+				ledger := useLedger(t)
+				s := startReceiver(t, cfg, strings.NewReader(input), logs, nil)
+				<-s.eof
+				for deadline := time.Now().Add(10 * time.Second); p.offerCount() < 2 && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+				if err := s.r.Shutdown(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if len(p.offers) < 2 || p.offers[0] != n || p.offers[1] != n-n/2 {
+					t.Fatalf("offers of %v records, want %d then the rest, %d", p.offers, n, n-n/2)
+				}
+				want := lines
+				if refuseRest {
+					want = lines[:n/2]
+				}
+				if strings.Join(p.bodies, ",") != strings.Join(want, ",") {
+					t.Errorf("took %q, want %q", p.bodies, want)
+				}
+				d := lost(ledger)
+				if wantLost := int64(n - len(want)); d["logs budget_full"]+d["logs shutdown"] != wantLost {
+					t.Errorf("dropped %v, want %d log records", d, wantLost)
+				}
+			})
+		}
+	}
+}
