@@ -130,6 +130,9 @@ func (s *sampler) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, err
 			si++
 			v.shared, _ = rawevent.Shared(sl)
 			sl.LogRecords().RemoveIf(func(rec plog.LogRecord) bool {
+				if s.decidedHere(rec.Attributes()) {
+					return false
+				}
 				v.rec = rec
 				d := s.decideLog(&v)
 				if d.rule == nil {

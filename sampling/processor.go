@@ -2,6 +2,7 @@ package sampling
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -237,6 +238,24 @@ type decision struct {
 	weight float64
 	ts     string // the new tracestate when setTS
 	setTS  bool
+}
+
+// decidedHere reports whether an item carries what this processor writes on
+// the items it keeps or rescues: a weight and the name of one of its rules.
+// Such an item was decided and counted when it first passed: a batch that
+// the pipeline refused after this processor (a full exporter queue) comes
+// back from its receiver, the same pdata again or the part not taken, and
+// it is left as it is so that the summaries count it once. An item stamped
+// by a sampler upstream under another rule name is decided again.
+func (s *sampler) decidedHere(attrs pcommon.Map) bool {
+	name, ok := attrs.Get(RuleAttribute)
+	if !ok || name.Type() != pcommon.ValueTypeStr {
+		return false
+	}
+	if w, ok := attrs.Get(WeightAttribute); !ok || w.Type() != pcommon.ValueTypeDouble {
+		return false
+	}
+	return slices.Contains(s.names, name.Str())
 }
 
 func hasPriority(attrs attrSet) bool {

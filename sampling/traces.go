@@ -190,6 +190,9 @@ func (s *sampler) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.T
 		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
 			si++
 			ss.Spans().RemoveIf(func(sp ptrace.Span) bool {
+				if s.decidedHere(sp.Attributes()) {
+					return false
+				}
 				v := pdataSpanView(sp, res)
 				d := s.decideSpan(&v)
 				if d.rule == nil {
