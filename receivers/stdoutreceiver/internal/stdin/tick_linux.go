@@ -188,9 +188,16 @@ const pauseSlice = 5 * time.Millisecond
 // slowWriter is how many times faster than it wrote during a pause's first
 // slices a writer may get without filling three quarters of the pipe by the
 // pause's end: a pause sleeps the rest in one slice then (each slice is a
-// wake-up: at 20k pino lines/s one instead of three). A writer that gets
-// faster still waits for room at most until the pause ends.
+// wake-up: at 20k pino lines/s one instead of three), if that rest is at
+// most maxRestInOneSlice. A writer that gets faster still waits for room at
+// most until the pause ends.
 const slowWriter = 4
+
+// maxRestInOneSlice bounds how long a writer that got faster than its pace
+// can wait for room: the join window, which a pause never outlasts in the
+// product (tests make the window long, and a writer seen idle at first,
+// e.g. descheduled, must not then wait for the whole of it).
+const maxRestInOneSlice = joinWindow
 
 // pause sleeps until the deadline, until another goroutine sets one, or
 // until the pipe holds t.full bytes, whichever comes first.
@@ -230,6 +237,9 @@ func (t *tickReader) pause() {
 // the writer wrote n bytes in the pause's first seen, rest is left of it,
 // and a quarter of the pipe is full bytes.
 func restInOneSlice(n int, seen, rest time.Duration, full int) bool {
+	if rest > maxRestInOneSlice {
+		return false
+	}
 	atPace := float64(n) * float64(rest) / float64(seen)
 	return float64(n)+slowWriter*atPace < float64(3*full)
 }

@@ -3,6 +3,7 @@ package stdin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -98,8 +99,17 @@ func TestStdinTickReadsOnWhileTheWriterIsAhead(t *testing.T) {
 // a quarter full, so that a write waits for room at most about a slice
 // (pauseSlice), where a pause until the window's end held it for all of
 // it. The bound is far above a slice and far below the window: it tells
-// blocking from not, whatever the machine's speed.
+// blocking from not, whatever the machine's speed. A writer that starts
+// only after the pause's first slice (seen idle, as a descheduled one is)
+// is not held either: a pause sleeps its rest in one slice only within
+// the product's join window.
 func TestStdinTickNeverHoldsAWriterThatFillsThePipe(t *testing.T) {
+	for _, idle := range []time.Duration{0, 4 * pauseSlice} {
+		t.Run(fmt.Sprintf("writer idle for %v first", idle), func(t *testing.T) { neverHoldsAWriterThatFillsThePipe(t, idle) })
+	}
+}
+
+func neverHoldsAWriterThatFillsThePipe(t *testing.T, idle time.Duration) {
 	const window = 5 * time.Second
 	var lines atomic.Int64
 	eof := make(chan struct{})
@@ -118,6 +128,7 @@ func TestStdinTickNeverHoldsAWriterThatFillsThePipe(t *testing.T) {
 	if lines.Load() != 0 {
 		t.Fatal("the lone line went before its join window: there is no pause to test")
 	}
+	time.Sleep(idle)
 	chunk := strings.Repeat(line, 64) // 64 KiB
 	const chunks = 128                // 8 pipes' worth
 	var longest time.Duration
@@ -195,7 +206,7 @@ func TestStdinTickReadWithADeadlineEndsAtTheDeadline(t *testing.T) {
 // pauseSlice) only for a writer that, four times faster, would still leave
 // a quarter of the pipe free by the pause's end: pino lines (~330 bytes)
 // at 20k a second are such a writer, at 100k a second not; and a writer
-// that wrote nothing yet is.
+// that wrote nothing yet is, for a rest up to the join window.
 func TestStdinTickSleepsTheRestOfAPauseInOneSliceOnlyForASlowWriter(t *testing.T) {
 	const quarter = stdinpipe.Size / 4
 	perSecond := func(lines int, d time.Duration) int { return int(float64(lines*330) * d.Seconds()) }
@@ -210,6 +221,7 @@ func TestStdinTickSleepsTheRestOfAPauseInOneSliceOnlyForASlowWriter(t *testing.T
 		{"100k lines/s", perSecond(100_000, 5*time.Millisecond), 5 * time.Millisecond, 15 * time.Millisecond, false},
 		{"20k lines/s with a long rest", perSecond(20_000, 3*time.Millisecond), 3 * time.Millisecond, 100 * time.Millisecond, false},
 		{"nearly a quarter full in a slice", quarter - 1, 5 * time.Millisecond, 5 * time.Millisecond, false},
+		{"nothing written, a rest longer than the join window", 0, 5 * time.Millisecond, joinWindow + time.Millisecond, false},
 	} {
 		if got := restInOneSlice(c.n, c.seen, c.rest, quarter); got != c.oneSlice {
 			t.Errorf("%s (%d bytes in %v, %v left): rest in one slice %v, want %v", c.name, c.n, c.seen, c.rest, got, c.oneSlice)
