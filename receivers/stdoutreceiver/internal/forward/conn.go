@@ -34,12 +34,13 @@ const maxBatchLines = 1024
 // takes), the connection also waits for the next tick after delivering
 // instead of waking for its next frame, so it reads and delivers once a
 // tick. Every pause ends on the same clock (multiples of holdBatch, on
-// package tick's clock), so connections wake together, and with stdin. A wake-up for a frame costs far more than
-// reading it: the Go runtime's monitor thread wakes with the process and
-// polls every 20 µs for a millisecond after (at 1,000 lines/s on 4
-// connections, 1,800 thread wake-ups and 40 ms of CPU per second with a
-// 5 ms pause per batch, against 400 and 14 ms so). A client waiting for an
-// ack is answered at once. The batch never outgrows the connection's
+// package tick's clock), so connections wake together, and with stdin. A
+// wake-up for a frame costs far more than reading it: the Go runtime's
+// monitor thread wakes with the process and polls every 20 µs for a
+// millisecond after (at 1,000 lines/s on 4 connections, 1,800 thread
+// wake-ups and 40 ms of CPU per second with a 5 ms pause per batch,
+// against 400 and 14 ms so). A client waiting for an ack is answered at
+// once. The batch never outgrows the connection's
 // arena: the pause bounds latency, the arena bytes.
 const holdBatch = stream.JoinWindow
 
