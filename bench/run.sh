@@ -3,7 +3,7 @@
 # side by side, and writes bench/RESULTS.md, bench/results/ (JSON, CSV
 # series, collector logs) and bench/results/plots/*.png.
 #
-#   bench/run.sh                          # everything (~20 minutes; -duration 6s: ~14)
+#   bench/run.sh                          # everything (~20 minutes: 20 s fixed-rate phases, 6 s max-rate)
 #   bench/run.sh -scenarios logs-stdin    # extra flags go to benchrun
 #
 # See bench/COMPARISON.md for what is measured and how.

@@ -18,11 +18,12 @@ import (
 type options struct {
 	sidecarBin, baselineBin, sinkBin string
 	out, report                      string
-	duration                         time.Duration
+	duration, fixedDuration          time.Duration
 	settle                           time.Duration
 	logRate, spanRate, mixedRPS      int
 	cpu                              string
 	only                             map[string]bool
+	onlyPhase                        string // phaseFixed or phaseMax; empty: both
 	command                          string
 	reportOnly                       bool
 	repeat                           int
@@ -39,13 +40,15 @@ func main() {
 	flag.StringVar(&o.sinkBin, "sink", "", "benchsink binary")
 	flag.StringVar(&o.out, "out", "bench/results", "directory for results.json, CSV series, collector logs and plots")
 	flag.StringVar(&o.report, "report", "bench/RESULTS.md", "where the Markdown report goes")
-	flag.DurationVar(&o.duration, "duration", 12*time.Second, "load time per phase")
+	flag.DurationVar(&o.duration, "duration", 6*time.Second, "load time of each max-rate phase (and of each -sweep-rates step)")
+	flag.DurationVar(&o.fixedDuration, "fixed-duration", 20*time.Second, "load time of each fixed-rate phase (0: -duration); longer than -duration since a fixed-rate phase burns little CPU (20k lines/s for 6 s is ~0.6 CPU s) and its ratios need it")
 	flag.DurationVar(&o.settle, "settle", 3*time.Second, "idle time after start, before idle RSS is read")
 	flag.IntVar(&o.logRate, "log-rate", 20_000, "lines/s of the fixed-rate log phases")
 	flag.IntVar(&o.spanRate, "span-rate", 20_000, "spans/s of the fixed-rate span phases")
 	flag.IntVar(&o.mixedRPS, "mixed-rps", 10_000, "requests/s of the mixed scenario")
 	flag.StringVar(&o.cpu, "cpu", "1", "CPU list the collectors are pinned to (taskset -c); empty: no pinning")
 	flag.StringVar(&only, "scenarios", "", "comma-separated scenario names (default: all)")
+	flag.StringVar(&o.onlyPhase, "phase", "", "run only this phase of each scenario: fixed or max (default: both)")
 	flag.BoolVar(&o.reportOnly, "report-only", false, "rewrite the report from -out/results.json without running anything")
 	flag.StringVar(&o.command, "command", strings.Join(os.Args, " "), "command line recorded in RESULTS.md")
 	flag.IntVar(&o.repeat, "repeat", 1, "runs of every phase, sidecar and baseline alternating; the report takes each figure from the median run")
@@ -60,6 +63,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, "benchrun:", err)
 			os.Exit(2)
 		}
+	}
+	if o.onlyPhase != "" && o.onlyPhase != phaseFixed && o.onlyPhase != phaseMax {
+		fmt.Fprintf(os.Stderr, "benchrun: -phase %q: want %s or %s\n", o.onlyPhase, phaseFixed, phaseMax)
+		os.Exit(2)
 	}
 	if only != "" {
 		o.only = map[string]bool{}
@@ -86,7 +93,7 @@ func run(o options) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
-	info := runInfo{Started: time.Now().UTC(), Command: o.command, CPU: o.cpu, Duration: o.duration.String(), Repeat: max(o.repeat, 1),
+	info := runInfo{Started: time.Now().UTC(), Command: o.command, CPU: o.cpu, Duration: o.duration.String(), FixedDuration: o.phaseDuration(phaseFixed).String(), Repeat: max(o.repeat, 1),
 		LogRate: o.logRate, SpanRate: o.spanRate, MixedRPS: o.mixedRPS}
 	sidecarHas, err := componentTypes(o.sidecarBin)
 	if err != nil {
@@ -101,13 +108,7 @@ func run(o options) error {
 		if o.only != nil && !o.only[sc.name] {
 			continue
 		}
-		phases := []string{phaseFixed, phaseMax}
-		if sc.fixedOnly {
-			phases = phases[:1]
-		}
-		if sc.maxOnly {
-			phases = phases[1:]
-		}
+		phases := sc.phases(o.onlyPhase)
 		colls := []string{collSidecar, collBaseline}
 		if sc.sidecarOnly {
 			colls = colls[:1]
@@ -146,10 +147,19 @@ func run(o options) error {
 	return writeReport(o, info, results)
 }
 
+// phaseDuration is how long a phase offers its load.
+func (o options) phaseDuration(phase string) time.Duration {
+	if phase == phaseFixed && o.fixedDuration > 0 {
+		return o.fixedDuration
+	}
+	return o.duration
+}
+
 // runInfo is what the report says about the run as a whole.
 type runInfo struct {
 	Started, Finished           time.Time
 	Command, CPU, Duration      string
+	FixedDuration               string // empty in runs from before -fixed-duration: Duration
 	LogRate, SpanRate, MixedRPS int
 	Repeat                      int // runs of every phase
 }

@@ -65,7 +65,11 @@ func writeReport(o options, run runInfo, results []result) error {
 	fmt.Fprintf(&b, "- Date: %s (UTC), %s total\n", run.Started.Format("2006-01-02 15:04"), run.Finished.Sub(run.Started).Round(time.Second))
 	fmt.Fprintf(&b, "- Machine: %s, %d CPUs (%s), %s\n", cpuModel(), runtime.NumCPU(), kernel(), runtime.Version())
 	fmt.Fprintf(&b, "- Collectors pinned with `taskset -c %s` and `GOMAXPROCS=1`; load generators and sink share the other core(s)\n", run.CPU)
-	fmt.Fprintf(&b, "- Load per phase: %s; fixed rates: logs %d lines/s, spans %d spans/s, mixed %d req/s\n", run.Duration, run.LogRate, run.SpanRate, run.MixedRPS)
+	load := run.Duration
+	if run.FixedDuration != "" && run.FixedDuration != run.Duration {
+		load = fmt.Sprintf("%s at the fixed rates, %s at max rate", run.FixedDuration, run.Duration)
+	}
+	fmt.Fprintf(&b, "- Load per phase: %s; fixed rates: logs %d lines/s, spans %d spans/s, mixed %d req/s\n", load, run.LogRate, run.SpanRate, run.MixedRPS)
 	if run.Repeat > 1 {
 		fmt.Fprintf(&b, "- Every phase ran %d times, sidecar and baseline alternating; each figure is from the run with the median CPU per million events\n", run.Repeat)
 	}

@@ -268,7 +268,7 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 		}
 	}()
 
-	loadCtx, stopLoad := context.WithTimeout(context.Background(), o.duration)
+	loadCtx, stopLoad := context.WithTimeout(context.Background(), o.phaseDuration(phase))
 	loadErr := sc.load(loadCtx, env, in, rate, &sent)
 	stopLoad()
 	r.LoadSeconds = time.Since(start).Seconds()
@@ -336,7 +336,7 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 	if hasLogs(in) && final.Logs < logsSent(env, in, &sent) {
 		r.addNote(fmt.Sprintf("only %d of %d log lines had reached the sink %v after the load stopped", final.Logs, logsSent(env, in, &sent), drainFor))
 	}
-	if offered := int64(float64(rate) * o.duration.Seconds()); rate > 0 && r.Sent < offered*95/100 {
+	if offered := int64(float64(rate) * o.phaseDuration(phase).Seconds()); rate > 0 && r.Sent < offered*95/100 {
 		r.addNote(fmt.Sprintf("took only %d of the %d events offered (the load generator waits for each export: the collector pushed back)", r.Sent, offered))
 	}
 	if final.Rejected > 0 {

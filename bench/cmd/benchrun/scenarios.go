@@ -63,6 +63,19 @@ type scenario struct {
 	note string
 }
 
+// phases are the phases sc runs, in order; only (if not empty) keeps that
+// one.
+func (sc scenario) phases(only string) []string {
+	var out []string
+	for _, ph := range []string{phaseFixed, phaseMax} {
+		if (ph == phaseFixed && sc.maxOnly) || (ph == phaseMax && sc.fixedOnly) || (only != "" && ph != only) {
+			continue
+		}
+		out = append(out, ph)
+	}
+	return out
+}
+
 func scenarios(o options) []scenario {
 	all := []scenario{
 		{
