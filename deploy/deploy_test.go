@@ -296,10 +296,8 @@ func TestPlatformLibrariesStayOutOfTheBinary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go version -m: %v\n%s", err, out)
 	}
-	// (k8s.io/apimachinery is linked already, through the collector's
-	// telemetry and its cloud resource detectors.)
 	for _, mod := range []string{
-		"github.com/aws/aws-sdk-go-v2/service/ecs", "k8s.io/api", "k8s.io/pod-security-admission",
+		"github.com/aws/aws-sdk-go-v2/service/ecs", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/pod-security-admission",
 		"github.com/compose-spec/compose-go/v2", "github.com/moby/buildkit", "sigs.k8s.io/kustomize/api",
 		"github.com/docker/docker", // the e2e rehearsal's log driver
 	} {

@@ -17,12 +17,12 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
 	"github.com/sidecarhq/sidecar/extensions/dirstorage"
 	"github.com/sidecarhq/sidecar/extensions/watchdog"
 	"github.com/sidecarhq/sidecar/internal/drain"
+	"github.com/sidecarhq/sidecar/internal/selftelemetry"
 	"github.com/sidecarhq/sidecar/receivers/otlpreceiver"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver"
 	"github.com/sidecarhq/sidecar/sampling"
@@ -44,7 +44,7 @@ func Components() (otelcol.Factories, error) {
 	if err = featuregate.GlobalRegistry().Set(healthFromComponentStatus, true); err != nil {
 		return otelcol.Factories{}, err
 	}
-	f := otelcol.Factories{Telemetry: otelconftelemetry.NewFactory()}
+	f := otelcol.Factories{Telemetry: selftelemetry.NewFactory()}
 	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
 		otlpreceiver.NewFactory(),
 		stdoutreceiver.NewFactory(),
