@@ -79,7 +79,7 @@ func createLogs(ctx context.Context, set exporter.Settings, c component.Config) 
 	// The queue and batcher weigh records as Axiom events (logsbatch.go).
 	room := newQueueRoom(cfg, e.weigher)
 	queue := xexporterhelper.WithQueueBatch(cfg.QueueConfig, xexporterhelper.QueueBatchSettings{
-		Encoding: logsEncoding{e.weigher}, ReferenceCounter: logsRefs{room},
+		Encoding: newLogsEncoding(e.weigher), ReferenceCounter: logsRefs{room},
 	})
 	inner, err := xexporterhelper.NewLogsRequest(ctx, set, e.newRequest, e.pushRequest, exporterOptions(cfg, queue, e.start, e.shutdown)...)
 	if err != nil {

@@ -1,6 +1,7 @@
 package axiomexporter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,44 +84,18 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		permanent error
 	)
 	flush := func() error {
-		err := e.send(ctx, enc, ld, start, n, now)
-		if err == nil || consumererror.IsPermanent(err) {
-			e.finished(n)
-		}
-		if err == nil {
-			outcome.Delivered(n)
-		}
+		from, count := start, n
+		err := e.sent(e.send(ctx, enc, enc.events, enc.ends, func(enc *encoder) (int, int) {
+			return e.reencodeChecked(enc, ld, from, count, now)
+		}), n, &permanent)
 		enc.events, enc.ends, n = enc.events[:0], enc.ends[:0], 0
-		switch {
-		case err == nil:
-			return nil
-		case consumererror.IsPermanent(err):
-			permanent = err
-			return nil
-		default: // cut off by shutdown: the rest would be too
-			return err
-		}
+		return err
 	}
 	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
 	walk := walkRecords(ld, logPosition{}, enc.resource, enc.shared, enc.head)
 	for walk.next() {
 		mark := len(enc.events)
-		lr := walk.record()
-		// appendEvent's line for the receiver's raw records, without its
-		// calls: a string body that is an object alone (Str is "" for
-		// other bodies) of a record without attributes of its own is the
-		// event as it is in a one-line raw scope without a resource or
-		// shared attributes (stdin's), else follows the scope's head
-		// (Forward's, files').
-		body := lr.Body().Str()
-		switch {
-		case walk.oneLine && len(walk.resource) == 0 && len(walk.shared) == 0 && isBareObject(body) && lr.Attributes().Len() == 0:
-			enc.events = append(append(enc.events, body...), '\n')
-		case len(walk.head) > 0 && isBareObject(body) && lr.Attributes().Len() == 0:
-			enc.events = appendAfterHead(append(enc.events, walk.head...), body, walk.oneLine)
-		default:
-			enc.events = appendEvent(enc.events, lr, &walk.eventScope, &enc.attrs, now)
-		}
+		enc.events = walk.appendEvent(enc.events, &enc.attrs, now)
 		if n > 0 && len(enc.events) > maxBytes {
 			// This event does not fit: send the ones before it and
 			// begin the next request with it.
@@ -148,6 +123,72 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		}
 	}
 	return permanent
+}
+
+// pushEvents sends events read back from the disk queue as they are, in
+// requests cut as pushLogs cuts (a batch is one request by construction).
+func (e *logsExporter) pushEvents(ctx context.Context, r *eventsRequest) error {
+	ctx, end := e.pushStarted(ctx)
+	defer end()
+	enc := e.encoders.get()
+	defer e.encoders.put(enc)
+	maxBytes := int(e.cfg.batchBytes())
+	var permanent error
+	for first := 0; first < len(r.ends); {
+		from := 0
+		if first > 0 {
+			from = r.ends[first-1]
+		}
+		last := first + 1 // one past the request's last event
+		for last < len(r.ends) && last-first < e.maxEvents && r.ends[last]-from <= maxBytes {
+			last++
+		}
+		events, ends := r.events[from:r.ends[last-1]], r.ends[first:last]
+		if from > 0 {
+			ends = make([]int, len(ends))
+			for i, end := range r.ends[first:last] {
+				ends[i] = end - from
+			}
+		}
+		err := e.send(ctx, enc, events, ends, func(enc *encoder) (int, int) { return mendEvents(enc, events, ends) })
+		if err := e.sent(err, len(ends), &permanent); err != nil {
+			return err
+		}
+		first = last
+	}
+	return permanent
+}
+
+// mendEvents is reencodeChecked for events read back from the disk queue,
+// whose records are gone: it writes events into enc.events again, each
+// newline inside an event (a one-line raw body's, which the receiver
+// vouched for) turned into a space, and each event that is then not valid
+// JSON sent as a message event holding its text.
+func mendEvents(enc *encoder, events []byte, ends []int) (broken, mended int) {
+	enc.events, enc.ends = enc.events[:0], enc.ends[:0]
+	start := 0
+	for _, end := range ends {
+		line := events[start : end-1] // without its newline
+		mark := len(enc.events)
+		enc.events = append(enc.events, line...)
+		if bytes.IndexByte(line, '\n') >= 0 {
+			mended++
+			for i := mark; i < len(enc.events); i++ {
+				if enc.events[i] == '\n' {
+					enc.events[i] = ' '
+				}
+			}
+		}
+		if !utf8.Valid(enc.events[mark:]) || !json.Valid(enc.events[mark:]) {
+			broken++
+			text := string(enc.events[mark:])
+			enc.events = append(appendString(append(enc.events[:mark], `{"message":`...), text), '}')
+		}
+		enc.events = append(enc.events, '\n')
+		enc.ends = append(enc.ends, len(enc.events))
+		start = end
+	}
+	return broken, mended
 }
 
 // recordWalk steps through the records of a plog.Logs in order, with what
@@ -226,6 +267,36 @@ func (w *recordWalk) nextScope() bool {
 	}
 }
 
+// appendEvent appends the current record's event: appendEvent's line, and
+// for the receivers' raw records the same line without its calls: a string
+// body that is an object alone (Str is "" for other bodies) of a record
+// without attributes of its own is the event as it is in a one-line raw
+// scope without a resource or shared attributes (stdin's), else follows the
+// scope's head (Forward's, files').
+func (w *recordWalk) appendEvent(b []byte, attrs *attrsJSON, now time.Time) []byte {
+	lr := w.record()
+	body := lr.Body().Str()
+	switch {
+	case w.oneLine && len(w.resource) == 0 && len(w.shared) == 0 && isBareObject(body) && lr.Attributes().Len() == 0:
+		return append(append(b, body...), '\n')
+	case len(w.head) > 0 && isBareObject(body) && lr.Attributes().Len() == 0:
+		return appendAfterHead(append(b, w.head...), body, w.oneLine)
+	default:
+		return appendEvent(b, lr, &w.eventScope, attrs, now)
+	}
+}
+
+// appendEventAfterHead is appendEvent without the scope's head when the
+// event begins with it, and says whether it does: what the disk queue
+// stores (queuedevents keeps each head once).
+func (w *recordWalk) appendEventAfterHead(b []byte, attrs *attrsJSON, now time.Time) ([]byte, bool) {
+	lr := w.record()
+	if body := lr.Body().Str(); len(w.head) > 0 && isBareObject(body) && lr.Attributes().Len() == 0 {
+		return appendAfterHead(b, body, w.oneLine), true
+	}
+	return w.appendEvent(b, attrs, now), false
+}
+
 // record is the current record.
 func (w *recordWalk) record() plog.LogRecord { return w.lrs.At(w.k - 1) }
 
@@ -241,20 +312,40 @@ func appendResource(b []byte, rl plog.ResourceLogs) []byte {
 	return b
 }
 
-// send delivers the n events in enc.events (NDJSON), the records of ld from
-// start on, as one request. A 400 may come from a raw body that breaks the
-// rawevent contract (not valid JSON, or a newline in a one-line scope):
-// then the request is re-encoded with every raw body checked, broken ones
-// sent as messages, newlines turned into spaces, and sent once more, so that
-// one bad line does not cost the other events of its request.
-func (e *logsExporter) send(ctx context.Context, enc *encoder, ld plog.Logs, start logPosition, n int, now time.Time) error {
-	if e.file != nil {
-		return e.file.write(enc.events)
+// sent counts what send did with a request of n events: delivered, or
+// dropped for good (kept in permanent, and the next requests go on). Any
+// other error, a shutdown's, is returned: the rest would be cut off too.
+func (e *logsExporter) sent(err error, n int, permanent *error) error {
+	if err == nil || consumererror.IsPermanent(err) {
+		e.finished(n)
 	}
-	enc.compressed = enc.zstd.EncodeAll(enc.events, enc.compressed[:0])
+	switch {
+	case err == nil:
+		outcome.Delivered(n)
+		return nil
+	case consumererror.IsPermanent(err):
+		*permanent = err
+		return nil
+	default:
+		return err
+	}
+}
+
+// send delivers events (NDJSON, ends the end offset of each event in it) as
+// one request. A 400 may come from a raw body that breaks the rawevent
+// contract (not valid JSON, or a newline in a one-line scope): then mend
+// writes the events again into enc.events and enc.ends, broken ones sent as
+// messages, newlines turned into spaces, and they are sent once more, so
+// that one bad line does not cost the other events of its request.
+func (e *logsExporter) send(ctx context.Context, enc *encoder, events []byte, ends []int, mend func(*encoder) (broken, mended int)) error {
+	if e.file != nil {
+		return e.file.write(events)
+	}
+	n := len(ends)
+	enc.compressed = enc.zstd.EncodeAll(events, enc.compressed[:0])
 	err := e.deliver(ctx, n, func(ctx context.Context) error { return e.ingest(ctx, enc.compressed, n) })
 	if status := statusOf(err); status == http.StatusBadRequest {
-		if broken, mended := e.reencodeChecked(enc, ld, start, n, now); broken > 0 || mended > 0 {
+		if broken, mended := mend(enc); broken > 0 || mended > 0 {
 			if broken > 0 {
 				e.set.Logger.Warn("raw log events were not valid JSON; sent them as message events",
 					zap.String("dataset", e.dataset), zap.Int("events", broken))
@@ -263,15 +354,16 @@ func (e *logsExporter) send(ctx context.Context, enc *encoder, ld plog.Logs, sta
 				e.set.Logger.Warn("one-line raw log events held a newline; sent them with a space instead",
 					zap.String("dataset", e.dataset), zap.Int("events", mended))
 			}
-			enc.compressed = enc.zstd.EncodeAll(enc.events, enc.compressed[:0])
+			events, ends = enc.events, enc.ends
+			enc.compressed = enc.zstd.EncodeAll(events, enc.compressed[:0])
 			err = e.deliver(ctx, n, func(ctx context.Context) error { return e.ingest(ctx, enc.compressed, n) })
 		}
 	}
 	if statusOf(err) == http.StatusRequestEntityTooLarge {
-		return e.sendHalves(ctx, enc.events, enc.ends)
+		return e.sendHalves(ctx, events, ends)
 	}
 	if status := statusOf(err); status > 0 && consumererror.IsPermanent(err) {
-		return e.rejected(status, n, len(enc.events), err)
+		return e.rejected(status, n, len(events), err)
 	}
 	return err
 }

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/xpdata/pref"
 	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
 
+	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/queuedevents"
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/queuedlogs"
 	"github.com/sidecarhq/sidecar/internal/recordsize"
 )
@@ -29,11 +30,11 @@ import (
 // whole in one batch when it fits one.
 
 // logsWeigher weighs log records for the queue and the batcher. A record
-// weighs the largest of its NDJSON event (what the request carries), its
-// protobuf (about what the disk queue stores) and minEvent, its share of a
-// request that holds Axiom's 10,000 events: a batch of batchBytes then
-// fits one request by bytes and by events, and the memory and disk budgets
-// stay no looser than pdata's own measure.
+// weighs the largest of its NDJSON event (what the request carries and the
+// disk queue stores), its protobuf and minEvent, its share of a request
+// that holds Axiom's 10,000 events: a batch of batchBytes then fits one
+// request by bytes and by events, and the memory and disk budgets stay no
+// looser than pdata's own measure.
 type logsWeigher struct {
 	minEvent int
 	mu       sync.Mutex
@@ -210,6 +211,9 @@ type logsRequest struct {
 	weight int
 	queued int // its weight when the memory queue took it (Ref), for Unref
 	w      *logsWeigher
+	// stored is what the disk queue read it from (in a form an earlier
+	// version wrote), until the batcher adds to it.
+	stored []byte
 }
 
 func (w *logsWeigher) request(ld plog.Logs) *logsRequest {
@@ -240,20 +244,21 @@ func (r *logsRequest) OnError(err error) xexporterhelper.Request {
 // by itself. Then it is cut in even parts, each over half a batch (the
 // batcher's min_size) as far as its records allow, so that they all go at
 // once rather than the last one waiting for more.
-func (r *logsRequest) MergeSplit(_ context.Context, maxSize int, sizer exporterhelper.RequestSizerType, next xexporterhelper.Request) ([]xexporterhelper.Request, error) {
+func (r *logsRequest) MergeSplit(ctx context.Context, maxSize int, sizer exporterhelper.RequestSizerType, next xexporterhelper.Request) ([]xexporterhelper.Request, error) {
 	if sizer != exporterhelper.RequestSizerTypeBytes {
 		return nil, fmt.Errorf("the axiom exporter batches logs by bytes (budget.go), not %v", sizer.String())
 	}
 	var out []xexporterhelper.Request
 	if next != nil {
 		nr, ok := next.(*logsRequest)
-		if !ok {
-			return nil, fmt.Errorf("cannot merge a %T into logs", next)
+		if !ok { // events read back from the disk queue (eventsbatch.go)
+			rest, err := next.MergeSplit(ctx, maxSize, sizer, nil)
+			return append([]xexporterhelper.Request{r}, rest...), err
 		}
 		if maxSize <= 0 || r.BytesSize()+nr.BytesSize() <= maxSize {
 			weight := r.BytesSize() + nr.BytesSize()
 			nr.ld.ResourceLogs().MoveAndAppendTo(r.ld.ResourceLogs())
-			r.weight = weight
+			r.weight, r.stored, nr.stored = weight, nil, nil
 			return []xexporterhelper.Request{r}, nil
 		}
 		out, r = append(out, r), nr
@@ -309,41 +314,62 @@ func (r *logsRequest) split(maxSize int) []xexporterhelper.Request {
 	return out
 }
 
-// logsEncoding writes queued requests of plain records (stdin's, files'
-// and Fluent Forward's) in queuedlogs' compact form, and others as
-// exporterhelper's own logs queue does: pdata's protobuf with the request's
-// context. It reads all three forms, so a disk queue left by an earlier
-// version, which wrote only the protobuf, is read after an upgrade. A
-// context that carries something (client metadata or address, a span) is
-// kept in the protobuf form, as the compact one has no room for it.
-type logsEncoding struct{ w *logsWeigher }
+// logsEncoding writes queued requests as the events they will be sent as
+// (queuedevents, read back as an eventsRequest), and those whose context
+// carries something (client metadata or address, a span), which the events
+// have no room for, as exporterhelper's own logs queue does: pdata's
+// protobuf with the request's context. It reads every form an earlier
+// version wrote too (queuedlogs' compact form, the protobuf with or without
+// its context), so a disk queue left by one is delivered after an upgrade.
+type logsEncoding struct {
+	w *logsWeigher
+	q *queueWriter
+}
+
+func newLogsEncoding(w *logsWeigher) logsEncoding { return logsEncoding{w: w, q: &queueWriter{}} }
 
 // emptyContext is what pdatareq writes for logs of nothing sent with a
 // context that carries nothing: a request whose context writes anything
-// else is not written in the compact form.
+// else is not written as events.
 var emptyContext, _ = pdatareq.MarshalLogs(context.Background(), plog.NewLogs())
 
+// Marshal writes a request the queue read back (which it writes again
+// under a new key when it moves the requests an earlier process was sending,
+// at start) as it read it: dir_storage tells a move by its bytes (see its
+// README), and a kill during a move then sends no request twice.
 func (e logsEncoding) Marshal(ctx context.Context, r xexporterhelper.Request) ([]byte, error) {
-	ld := r.(*logsRequest).ld
-	if carried, err := pdatareq.MarshalLogs(ctx, plog.NewLogs()); err == nil && bytes.Equal(carried, emptyContext) {
-		if b, ok := queuedlogs.Marshal(ld); ok {
-			return b, nil
+	if er, ok := r.(*eventsRequest); ok {
+		if er.stored != nil {
+			return er.stored, nil
 		}
+		return er.marshal(), nil
 	}
-	return pdatareq.MarshalLogs(ctx, ld)
+	lr := r.(*logsRequest)
+	if lr.stored != nil {
+		return lr.stored, nil
+	}
+	if carried, err := pdatareq.MarshalLogs(ctx, plog.NewLogs()); err == nil && bytes.Equal(carried, emptyContext) {
+		return e.q.marshal(lr.ld, lr.BytesSize()), nil
+	}
+	return pdatareq.MarshalLogs(ctx, lr.ld)
 }
 
 func (e logsEncoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
-	if queuedlogs.Is(b) {
-		ld, err := queuedlogs.Unmarshal(b)
-		return context.Background(), e.w.request(ld), err
+	if queuedevents.Is(b) {
+		events, ends, weight, err := queuedevents.Read(b)
+		return context.Background(), &eventsRequest{events: events, ends: ends, weight: weight, minEvent: e.w.minEvent, stored: b}, err
 	}
-	ctx, ld, err := pdatareq.UnmarshalLogs(b)
-	if errors.Is(err, pdatareq.ErrInvalidFormat) { // written without its context
+	ctx, ld := context.Background(), plog.Logs{}
+	var err error
+	if queuedlogs.Is(b) {
+		ld, err = queuedlogs.Unmarshal(b)
+	} else if ctx, ld, err = pdatareq.UnmarshalLogs(b); errors.Is(err, pdatareq.ErrInvalidFormat) { // written without its context
 		var u plog.ProtoUnmarshaler
 		ld, err = u.UnmarshalLogs(b)
 	}
-	return ctx, e.w.request(ld), err
+	r := e.w.request(ld)
+	r.stored = b
+	return ctx, r, err
 }
 
 // logsRefs lets pdata's pooling, and the queue's room, know the memory
@@ -371,5 +397,8 @@ func (e *logsExporter) newRequest(ctx context.Context, ld plog.Logs) (xexporterh
 }
 
 func (e *logsExporter) pushRequest(ctx context.Context, r xexporterhelper.Request) error {
+	if er, ok := r.(*eventsRequest); ok {
+		return e.pushEvents(ctx, er)
+	}
 	return e.pushLogs(ctx, r.(*logsRequest).ld)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/extension/extensiontest"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter/internal/metadata"
+	"github.com/sidecarhq/sidecar/extensions/dirstorage"
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 	"github.com/sidecarhq/sidecar/internal/losses"
 )
@@ -63,6 +65,29 @@ func closedURL(t *testing.T) string {
 func startPersistentLogs(t *testing.T, url, dir string) (exp exporter.Logs, stop func()) {
 	t.Helper()
 	host, storageID := startFileStorage(t, dir)
+	return startPersistentLogsWith(t, url, host, storageID)
+}
+
+// startDirStorage starts the dir_storage extension, which the shipped
+// configs use, on dir.
+func startDirStorage(t *testing.T, dir string) (storageHost, component.ID) {
+	t.Helper()
+	f := dirstorage.NewFactory()
+	cfg := f.CreateDefaultConfig().(*dirstorage.Config)
+	cfg.Directory = dir
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	id := component.NewID(f.Type())
+	return storageHost{Host: componenttest.NewNopHost(), extensions: map[component.ID]component.Component{id: ext}}, id
+}
+
+func startPersistentLogsWith(t *testing.T, url string, host storageHost, storageID component.ID) (exp exporter.Logs, stop func()) {
+	t.Helper()
 	cfg := testConfig(url)
 	cfg.QueueConfig = NewFactory().CreateDefaultConfig().(*Config).QueueConfig
 	cfg.QueueConfig.Get().StorageID = &storageID
@@ -110,6 +135,40 @@ func TestPersistentQueueSurvivesRestart(t *testing.T) {
 	}
 	if n := srv.EventCount(logsDS); n != 15 {
 		t.Errorf("got %d events after restart, want 15", n)
+	}
+}
+
+// testdata/queue-ee4774e is a dir_storage queue that main at ee4774e (the
+// last version to write queuedlogs' compact form) left with Axiom down: 30
+// pino lines and 12 Forward records in the compact form, 5 records with a
+// map body as pdata's protobuf, the requests it was sending listed for the
+// next start to move. After the upgrade it drains, each record once.
+func TestAQueueAnEarlierVersionLeftDrainsAfterAnUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("testdata/queue-ee4774e")); err != nil {
+		t.Fatal(err)
+	}
+	srv := axiomtest.NewForTest(t)
+	host, id := startDirStorage(t, dir)
+	_, stop := startPersistentLogsWith(t, srv.URL(), host, id)
+	defer stop()
+	const want = 30 + 5 + 12
+	if err := srv.WaitEvents(logsDS, want, waitWindow); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // a request sent twice would have arrived
+	events := srv.Events(logsDS)
+	if len(events) != want {
+		t.Fatalf("%d events arrived, want %d", len(events), want)
+	}
+	mapBodies := 0
+	for _, ev := range events {
+		if ev["msg"] == "a map body" {
+			mapBodies++
+		}
+	}
+	if mapBodies != 1 {
+		t.Errorf("%d events of the protobuf request's map body, want 1", mapBodies)
 	}
 }
 
