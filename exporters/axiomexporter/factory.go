@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
@@ -85,7 +86,7 @@ func createLogs(ctx context.Context, set exporter.Settings, c component.Config) 
 	if err != nil {
 		return nil, err
 	}
-	return boundedLogs{Logs: inner, base: e.base, room: room, parts: newInParts(cfg, e.weigher)}, nil
+	return boundedLogs{Logs: inner, base: e.base, room: room, weigher: e.weigher, parts: newInParts(cfg)}, nil
 }
 
 func createTraces(ctx context.Context, set exporter.Settings, c component.Config) (exporter.Traces, error) {
@@ -98,7 +99,7 @@ func createTraces(ctx context.Context, set exporter.Settings, c component.Config
 	if err != nil {
 		return nil, err
 	}
-	return boundedTraces{Traces: inner, base: e.base}, nil
+	return boundedTraces{Traces: inner, base: e.base, parts: newInParts(cfg)}, nil
 }
 
 // boundedLogs and boundedTraces count what the queue accepts, and put
@@ -106,9 +107,10 @@ func createTraces(ctx context.Context, set exporter.Settings, c component.Config
 // shutdown last: until then they wait for the queue to drain.
 type boundedLogs struct {
 	exporter.Logs
-	base  *base
-	room  *queueRoom
-	parts inParts
+	base    *base
+	room    *queueRoom
+	weigher *logsWeigher
+	parts   inParts
 }
 
 // ConsumeLogs offers ld to the queue, in parts if it weighs more than the
@@ -116,10 +118,11 @@ type boundedLogs struct {
 func (x boundedLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	o := &offered{}
 	err := x.offerOne(context.WithValue(ctx, offeredKey{}, o), ld)
-	if err == nil || !x.parts.tooHeavy(o) {
+	// o.r is nil when the offer was refused before a request was made.
+	if err == nil || o.r == nil || !x.parts.tooHeavy(int64(o.r.weight)) {
 		return err
 	}
-	return x.parts.offer(ctx, ld, x.offerOne)
+	return x.parts.logs(ctx, x.weigher, ld, x.offerOne)
 }
 
 func (x boundedLogs) offerOne(ctx context.Context, ld plog.Logs) error {
@@ -132,10 +135,25 @@ func (x boundedLogs) Shutdown(ctx context.Context) error {
 
 type boundedTraces struct {
 	exporter.Traces
-	base *base
+	base  *base
+	parts inParts
 }
 
+// ConsumeTraces offers td to the queue, in parts if it weighs more than
+// the queue ever admits (parts.go). Only a refused offer is weighed here:
+// the queue weighs what it takes.
 func (x boundedTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	err := x.offerOne(ctx, td)
+	if err == nil || consumererror.IsPermanent(err) || !x.parts.tooHeavy(int64(tracesSizer.TracesSize(td))) {
+		return err
+	}
+	return x.parts.traces(ctx, td, x.offerOne)
+}
+
+// tracesSizer weighs traces as exporterhelper's queue does in bytes.
+var tracesSizer ptrace.ProtoMarshaler
+
+func (x boundedTraces) offerOne(ctx context.Context, td ptrace.Traces) error {
 	return x.base.accept(td.SpanCount(), func() error { return x.Traces.ConsumeTraces(ctx, td) })
 }
 

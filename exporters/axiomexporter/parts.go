@@ -5,60 +5,140 @@ import (
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// inParts offers the queue, in parts, logs that weigh more than it ever
+// inParts offers the queue, in parts, data that weighs more than it ever
 // admits. A source's batch is bounded by its own measure (stdin's: 1 MiB of
-// lines), which weighs more as events (fields, a resource, each record's
-// floor of minEvent), while the smallest memory budget leaves a queue of
-// one batch (budget.go): exporterhelper refuses a request larger than its
+// lines; an OTLP request's: max_request_body_size, 4 MiB), which weighs
+// more as events (fields, a resource, each record's floor of minEvent) or
+// is simply larger than the queue, while the memory queue holds one to two
+// batches (budget.go): exporterhelper refuses a request larger than its
 // queue on every offer ("element size too large", or as full on disk), so
-// such a batch was never taken and a source that blocks when full blocked
-// its app for good. Parts of at most one batch always fit an empty queue.
+// such data was never taken: a source that blocks when full blocked its app
+// for good, and an OTLP client was refused on every retry. Parts of at most
+// one batch always fit an empty queue.
 type inParts struct {
 	// admits is the heaviest request the queue takes (its size in bytes);
 	// 0 without a queue, which takes anything.
 	admits int64
 	batch  int // the weight of one batch, at most admits
-	w      *logsWeigher
 }
 
-func newInParts(cfg *Config, w *logsWeigher) inParts {
+func newInParts(cfg *Config) inParts {
 	q := cfg.QueueConfig.Get()
 	if q == nil {
 		return inParts{}
 	}
-	return inParts{admits: q.QueueSize, batch: int(cfg.batchBytes()), w: w}
+	return inParts{admits: q.QueueSize, batch: int(cfg.batchBytes())}
 }
 
-// tooHeavy says whether a request the queue refused weighed more than it
-// ever admits (o.r is nil when the offer was refused before one was made).
-func (p inParts) tooHeavy(o *offered) bool {
-	return p.admits > 0 && o.r != nil && int64(o.r.weight) > p.admits
+// tooHeavy says whether a request of the given weight, which the queue
+// refused, weighs more than it ever admits.
+func (p inParts) tooHeavy(weight int64) bool {
+	return p.admits > 0 && weight > p.admits
 }
 
-// offer offers a copy of ld (ld is the caller's: the exporter does not
-// mutate data) in parts of at most one batch, in order, through offerOne.
-// When a part is refused, what is left goes back to the caller as a
-// partial refusal (consumererror.Logs), which the caller retries alone: the
-// parts taken are not offered again.
-func (p inParts) offer(ctx context.Context, ld plog.Logs, offerOne func(context.Context, plog.Logs) error) error {
+// logs offers a copy of ld (ld is the caller's: the exporter does not
+// mutate data) in parts of at most one batch by the weigher's measure.
+func (p inParts) logs(ctx context.Context, w *logsWeigher, ld plog.Logs, offerOne func(context.Context, plog.Logs) error) error {
 	cp := plog.NewLogs()
 	ld.CopyTo(cp)
-	parts := p.w.request(cp).split(p.batch)
+	var parts []plog.Logs
+	for _, r := range w.request(cp).split(p.batch) {
+		parts = append(parts, r.(*logsRequest).ld)
+	}
+	return offerInOrder(ctx, parts, offerOne, func(err error, rest []plog.Logs) error {
+		joined := plog.NewLogs()
+		for _, left := range rest {
+			left.ResourceLogs().MoveAndAppendTo(joined.ResourceLogs())
+		}
+		return consumererror.NewLogs(err, joined)
+	})
+}
+
+// traces offers td (copied into the parts) in parts of at most one batch
+// by the traces queue's measure, the protobuf size.
+func (p inParts) traces(ctx context.Context, td ptrace.Traces, offerOne func(context.Context, ptrace.Traces) error) error {
+	parts := cutSpans(td, spansOfAtMost(p.batch))
+	return offerInOrder(ctx, parts, offerOne, func(err error, rest []ptrace.Traces) error {
+		joined := ptrace.NewTraces()
+		for _, left := range rest {
+			left.ResourceSpans().MoveAndAppendTo(joined.ResourceSpans())
+		}
+		return consumererror.NewTraces(err, joined)
+	})
+}
+
+// offerInOrder offers parts in order through offerOne. When a part is
+// refused, what is left goes back to the caller as a partial refusal
+// (partial joins it into a consumererror.Logs or Traces), which the caller
+// retries alone: the parts taken are not offered again. A refusal of the
+// first part is the whole data's.
+func offerInOrder[T any](ctx context.Context, parts []T, offerOne func(context.Context, T) error, partial func(error, []T) error) error {
 	for i, part := range parts {
-		err := offerOne(ctx, part.(*logsRequest).ld)
+		err := offerOne(ctx, part)
 		if err == nil {
 			continue
 		}
 		if i == 0 {
 			return err
 		}
-		rest := plog.NewLogs()
-		for _, left := range parts[i:] {
-			left.(*logsRequest).ld.ResourceLogs().MoveAndAppendTo(rest.ResourceLogs())
-		}
-		return consumererror.NewLogs(err, rest)
+		return partial(err, parts[i:])
 	}
 	return nil
+}
+
+// spansOfAtMost starts a new part before a span that would take the part
+// over maxSize bytes of protobuf, as the traces queue weighs it (a span
+// heavier than that goes alone). A span counts its field in its scope, and
+// each resource and scope a part opens counts its own fields with the
+// longest length a varint takes, since their lengths grow with their spans:
+// the sum is never below the part's size.
+func spansOfAtMost(maxSize int) func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) bool {
+	var (
+		m              ptrace.ProtoMarshaler
+		size           int
+		lastRS         ptrace.ResourceSpans
+		lastSS         ptrace.ScopeSpans
+		rsHead, ssHead int // the fields of the resource and scope the last span was in
+	)
+	return func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) bool {
+		opens := 0
+		if rs != lastRS {
+			head := ptrace.NewResourceSpans()
+			rs.Resource().CopyTo(head.Resource())
+			head.SetSchemaUrl(rs.SchemaUrl())
+			rsHead, lastSS = 1+maxVarint+m.ResourceSpansSize(head), ptrace.ScopeSpans{}
+			opens += rsHead
+		}
+		if ss != lastSS {
+			head := ptrace.NewScopeSpans()
+			ss.Scope().CopyTo(head.Scope())
+			head.SetSchemaUrl(ss.SchemaUrl())
+			ssHead = 1 + maxVarint + m.ScopeSpansSize(head)
+			opens += ssHead
+		}
+		lastRS, lastSS = rs, ss
+		add := protoField(m.SpanSize(span))
+		if size > 0 && size+opens+add > maxSize {
+			size = rsHead + ssHead + add // the part opens the span's resource and scope again
+			return true
+		}
+		size += opens + add
+		return false
+	}
+}
+
+// maxVarint is the longest a length below 4 GiB takes as a varint.
+const maxVarint = 5
+
+// protoField is what a message of n bytes costs as a field of its parent:
+// a tag, its length as a varint, and itself.
+func protoField(n int) int {
+	varint := 1
+	for v := n >> 7; v > 0; v >>= 7 {
+		varint++
+	}
+	return 1 + varint + n
 }

@@ -109,41 +109,57 @@ func (e *tracesExporter) send(ctx context.Context, td ptrace.Traces) error {
 var errTooLarge = errors.New("request too large")
 
 // splitSpans copies the first n spans of td into one Traces and the rest
-// into another, each span under a copy of its resource and scope.
+// into another.
 func splitSpans(td ptrace.Traces, n int) (ptrace.Traces, ptrace.Traces) {
-	parts := [2]struct {
-		td     ptrace.Traces
-		ss     ptrace.ScopeSpans
-		ri, si int
-	}{{td: ptrace.NewTraces(), ri: -1}, {td: ptrace.NewTraces(), ri: -1}}
 	seen := 0
+	parts := cutSpans(td, func(ptrace.ResourceSpans, ptrace.ScopeSpans, ptrace.Span) bool {
+		seen++
+		return seen == n+1
+	})
+	for len(parts) < 2 {
+		parts = append(parts, ptrace.NewTraces())
+	}
+	return parts[0], parts[1]
+}
+
+// cutSpans copies td's spans, in order, into parts: a new part begins
+// before each span startsPart says so (it sees every span once, in order).
+// Each span goes under a copy of its resource and scope.
+func cutSpans(td ptrace.Traces, startsPart func(ptrace.ResourceSpans, ptrace.ScopeSpans, ptrace.Span) bool) []ptrace.Traces {
+	var (
+		parts  []ptrace.Traces
+		cur    ptrace.Traces
+		ss     ptrace.ScopeSpans
+		ri, si = -1, -1
+	)
 	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
+	for i := range rss.Len() {
 		rs := rss.At(i)
 		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
-			spans := ss.Spans()
-			for k := 0; k < spans.Len(); k++ {
-				p := &parts[0]
-				if seen >= n {
-					p = &parts[1]
+		for j := range sss.Len() {
+			scope := sss.At(j)
+			spans := scope.Spans()
+			for k := range spans.Len() {
+				span := spans.At(k)
+				if starts := startsPart(rs, scope, span); starts || len(parts) == 0 {
+					cur = ptrace.NewTraces()
+					parts = append(parts, cur)
+					ri = -1
 				}
-				seen++
-				if p.ri != i || p.si != j {
-					dst := p.td.ResourceSpans().AppendEmpty()
+				if ri != i || si != j {
+					dst := cur.ResourceSpans().AppendEmpty()
 					rs.Resource().CopyTo(dst.Resource())
 					dst.SetSchemaUrl(rs.SchemaUrl())
-					p.ss = dst.ScopeSpans().AppendEmpty()
-					ss.Scope().CopyTo(p.ss.Scope())
-					p.ss.SetSchemaUrl(ss.SchemaUrl())
-					p.ri, p.si = i, j
+					ss = dst.ScopeSpans().AppendEmpty()
+					scope.Scope().CopyTo(ss.Scope())
+					ss.SetSchemaUrl(scope.SchemaUrl())
+					ri, si = i, j
 				}
-				spans.At(k).CopyTo(p.ss.Spans().AppendEmpty())
+				span.CopyTo(ss.Spans().AppendEmpty())
 			}
 		}
 	}
-	return parts[0].td, parts[1].td
+	return parts
 }
 
 func (e *tracesExporter) getGzip() *gzipBuffer {

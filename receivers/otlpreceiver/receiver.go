@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"github.com/sidecarhq/sidecar/internal/partial"
 	"github.com/sidecarhq/sidecar/internal/sharedinstance"
 	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/sampling/presample"
@@ -41,6 +42,8 @@ type otlpReceiver struct {
 	// filter decides protobuf trace requests; set in Start, before any
 	// request is served, when sampling_processor is configured.
 	filter presample.Filter
+	// taken is what the pipeline took of requests refused in part (rest.go).
+	taken *takenSpans
 
 	serverGRPC              *grpc.Server
 	serverHTTP              *http.Server
@@ -50,7 +53,7 @@ type otlpReceiver struct {
 }
 
 func newReceiver(set receiver.Settings, cfg *Config) (*otlpReceiver, error) {
-	r := &otlpReceiver{cfg: cfg, set: set}
+	r := &otlpReceiver{cfg: cfg, set: set, taken: newTakenSpans()}
 	var err error
 	if r.obsGRPC, err = newObsReport(set, "grpc"); err != nil {
 		return nil, err
@@ -152,9 +155,11 @@ func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.Ob
 	if err != nil {
 		return err
 	}
-	return operation(ctx, enc, n, obs.StartTracesOp, obs.EndTracesOp, func(ctx context.Context) error {
-		if td.SpanCount() == 0 {
-			return nil // the filter dropped them all
+	n -= r.taken.skip(td) // spans a retried request's first try gave the pipeline
+	return operation(ctx, enc, n, obs.StartTracesOp, obs.EndTracesOp, func(ctx context.Context) (int, error) {
+		kept := td.SpanCount()
+		if kept == 0 {
+			return 0, nil // the filter dropped them all, or they were taken before
 		}
 		if decided != nil {
 			ctx = presample.WithDecided(ctx, decided)
@@ -162,7 +167,15 @@ func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.Ob
 		for i := range td.ResourceSpans().Len() {
 			workload.AddMissing(td.ResourceSpans().At(i).Resource().Attributes(), r.identity)
 		}
-		return r.nextTraces.ConsumeTraces(ctx, td)
+		left, err := offerRest(ctx, td, r.nextTraces.ConsumeTraces, partial.Traces)
+		if err == nil {
+			return 0, nil
+		}
+		if left != td {
+			r.taken.remember(td, left)
+		}
+		// The client sends again all but what the pipeline took.
+		return n - (kept - left.SpanCount()), err
 	})
 }
 
@@ -206,8 +219,12 @@ func (r *otlpReceiver) consumeLogs(ctx context.Context, obs *receiverhelper.ObsR
 	for i := range ld.ResourceLogs().Len() {
 		workload.AddMissing(ld.ResourceLogs().At(i).Resource().Attributes(), r.identity)
 	}
-	return operation(ctx, enc, ld.LogRecordCount(), obs.StartLogsOp, obs.EndLogsOp, func(ctx context.Context) error {
-		return r.nextLogs.ConsumeLogs(ctx, ld)
+	return operation(ctx, enc, ld.LogRecordCount(), obs.StartLogsOp, obs.EndLogsOp, func(ctx context.Context) (int, error) {
+		left, err := offerRest(ctx, ld, r.nextLogs.ConsumeLogs, partial.Logs)
+		if err != nil {
+			return left.LogRecordCount(), err
+		}
+		return 0, nil
 	})
 }
 
@@ -217,22 +234,27 @@ func (r *otlpReceiver) consumeMetrics(ctx context.Context, obs *receiverhelper.O
 		return err
 	}
 	md := req.Metrics()
-	return operation(ctx, enc, md.DataPointCount(), obs.StartMetricsOp, obs.EndMetricsOp, func(ctx context.Context) error {
-		return r.nextMetrics.ConsumeMetrics(ctx, md)
+	return operation(ctx, enc, md.DataPointCount(), obs.StartMetricsOp, obs.EndMetricsOp, func(ctx context.Context) (int, error) {
+		err := r.nextMetrics.ConsumeMetrics(ctx, md)
+		if err != nil {
+			return md.DataPointCount(), err
+		}
+		return 0, nil
 	})
 }
 
 // operation hands a request of n items to the pipeline with consume, as one
-// of obs's operations for the signal (start and end); a request with no
-// items is not passed on.
+// of obs's operations for the signal (start and end): consume says how
+// many of them the client must send again (refused), the others are
+// accepted. A request with no items is not passed on.
 func operation(ctx context.Context, enc encoding, n int, start func(context.Context) context.Context,
-	end func(context.Context, string, int, error), consume func(context.Context) error,
+	end func(context.Context, string, int, error), consume func(context.Context) (int, error),
 ) error {
 	if n == 0 {
 		return nil
 	}
 	ctx = start(ctx)
-	err := consume(ctx)
-	end(ctx, enc.format(), n, err)
+	left, err := consume(ctx)
+	partial.EndOp(ctx, end, enc.format(), n, left, err)
 	return err
 }

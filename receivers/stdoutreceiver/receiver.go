@@ -21,6 +21,7 @@ import (
 	"github.com/sidecarhq/sidecar/internal/backpressure"
 	"github.com/sidecarhq/sidecar/internal/losses"
 	"github.com/sidecarhq/sidecar/internal/outcome"
+	"github.com/sidecarhq/sidecar/internal/partial"
 	"github.com/sidecarhq/sidecar/internal/sharedinstance"
 	"github.com/sidecarhq/sidecar/internal/workload"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/decode"
@@ -243,7 +244,7 @@ func (r *stdoutReceiver) sink(policy whenfull.Policy) stream.Sink {
 	r.buffers = append(r.buffers, buf)
 	return func(ctx context.Context, b stream.Batch) error {
 		out := r.decode(ctx, b)
-		p := &pending{r: r, out: out, bytes: lineBytes(b)}
+		p := &pending{r: r, out: out, bytes: lineBytes(b), spans: out.Stats.Spans}
 		buf.Put(ctx, whenfull.Batch{Bytes: p.bytes + recordCost*len(b.Lines), Push: p.push, Dropped: p.dropped, Done: b.Done})
 		return nil
 	}
@@ -264,6 +265,7 @@ type pending struct {
 	r         *stdoutReceiver
 	out       decode.Output
 	bytes     int // of its lines
+	spans     int // to count on the next offer (pushTracesOnce)
 	spansDone bool
 }
 
@@ -281,30 +283,22 @@ func (p *pending) dropped(why whenfull.Reason) {
 
 func (p *pending) push(ctx context.Context) error {
 	if p.out.Stats.SpanLines > 0 && !p.spansDone {
-		if err := p.r.pushTracesOnce(ctx, p.out); err != nil {
+		err := p.r.pushTracesOnce(ctx, p.out, p.spans)
+		p.out.Traces = partial.Traces(p.out.Traces, err)
+		p.spans = p.out.Traces.SpanCount()
+		if err != nil {
 			return err
 		}
 		p.spansDone = true
 	}
 	if p.out.Logs.LogRecordCount() > 0 {
 		err := p.r.pushLogsOnce(ctx, p.out.Logs)
-		if left := unsentLogs(p.out.Logs, err); left != p.out.Logs {
+		if left := partial.Logs(p.out.Logs, err); left != p.out.Logs {
 			p.out.Logs, p.bytes = left, bodyBytes(left)
 		}
 		return err
 	}
 	return nil
-}
-
-// unsentLogs is what of ld the pipeline did not take when it returned err:
-// all of it, or the part a partial refusal names (consumererror.Logs: the
-// axiom exporter offers a batch heavier than its queue in parts), which
-// is all that is offered again.
-func unsentLogs(ld plog.Logs, err error) plog.Logs {
-	if partial, ok := errors.AsType[consumererror.Logs](err); ok {
-		return partial.Data()
-	}
-	return ld
 }
 
 // bodyBytes is the length of ld's string bodies: the bytes of the lines a
@@ -345,14 +339,21 @@ func (r *stdoutReceiver) decode(ctx context.Context, b stream.Batch) decode.Outp
 func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
 	out := r.decode(ctx, b)
 	if out.Stats.SpanLines > 0 {
-		if err := r.retry(ctx, out.Traces.SpanCount(), func(ctx context.Context) error { return r.pushTracesOnce(ctx, out) }); err != nil {
+		n := out.Stats.Spans
+		err := r.retry(ctx, out.Traces.SpanCount(), func(ctx context.Context) error {
+			err := r.pushTracesOnce(ctx, out, n)
+			out.Traces = partial.Traces(out.Traces, err)
+			n = out.Traces.SpanCount()
+			return err
+		})
+		if err != nil {
 			return err
 		}
 	}
 	if logs := out.Logs; logs.LogRecordCount() > 0 {
 		err := r.retry(ctx, logs.LogRecordCount(), func(ctx context.Context) error {
 			err := r.pushLogsOnce(ctx, logs)
-			logs = unsentLogs(logs, err)
+			logs = partial.Logs(logs, err)
 			return err
 		})
 		if err != nil {
@@ -398,15 +399,16 @@ func (r *stdoutReceiver) pushLogsOnce(ctx context.Context, ld plog.Logs) error {
 	}
 	ctx = r.obs.StartLogsOp(ctx)
 	err := r.logs.ConsumeLogs(ctx, ld)
-	r.obs.EndLogsOp(ctx, "stdout", n, err)
+	partial.EndOp(ctx, r.obs.EndLogsOp, "stdout", n, partial.Logs(ld, err).LogRecordCount(), err)
 	return r.dropPermanent(ctx, n, err)
 }
 
-// pushTracesOnce offers a batch's spans to the pipeline once; spans a
-// pre-sampling filter dropped count as accepted, as the otlp receiver
-// counts them.
-func (r *stdoutReceiver) pushTracesOnce(ctx context.Context, out decode.Output) error {
-	td, n := out.Traces, out.Stats.Spans
+// pushTracesOnce offers a batch's spans to the pipeline once, counted as n
+// spans: on the first offer those of its lines (spans a pre-sampling
+// filter dropped count as accepted, as the otlp receiver counts them),
+// then those offered again.
+func (r *stdoutReceiver) pushTracesOnce(ctx context.Context, out decode.Output, n int) error {
+	td := out.Traces
 	if out.Decided {
 		ctx = presample.WithDecided(ctx, r.filter)
 	}
@@ -416,7 +418,7 @@ func (r *stdoutReceiver) pushTracesOnce(ctx context.Context, out decode.Output) 
 	if kept > 0 {
 		err = r.traces.ConsumeTraces(ctx, td)
 	}
-	r.obs.EndTracesOp(ctx, "otlp_json", n, err)
+	partial.EndOp(ctx, r.obs.EndTracesOp, "otlp_json", n, partial.Traces(td, err).SpanCount(), err)
 	return r.dropPermanent(ctx, kept, err)
 }
 
