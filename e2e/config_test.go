@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -15,13 +17,15 @@ type yamlMap = map[string]any
 // sidecarConfig is the config a test starts the sidecar on; yaml renders it.
 // Each signal gets a pipeline through every receiver, processor and exporter
 // named here (in name order), every extension is enabled, and the sidecar's
-// own metrics are off.
+// own metrics are off unless metrics says where to serve them.
 type sidecarConfig struct {
 	signals    []string // "logs", "traces"
 	extensions yamlMap
 	receivers  yamlMap
 	processors yamlMap
 	exporters  yamlMap // usually axiomExporter(fake.URL(), nil)
+	// metrics is where the sidecar serves its Prometheus metrics ("host:port"); none when empty.
+	metrics string
 }
 
 // axiomExporter is the axiom exporter sending to the fake Axiom at url,
@@ -47,6 +51,10 @@ func (c sidecarConfig) yaml() string {
 		pipelines[signal] = pipeline
 	}
 	service := yamlMap{"pipelines": pipelines, "telemetry": yamlMap{"metrics": yamlMap{"level": "none"}}}
+	if host, p, ok := strings.Cut(c.metrics, ":"); ok {
+		port, _ := strconv.Atoi(p)
+		service["telemetry"] = yamlMap{"metrics": yamlMap{"readers": []any{yamlMap{"pull": yamlMap{"exporter": yamlMap{"prometheus": yamlMap{"host": host, "port": port}}}}}}}
+	}
 	doc := yamlMap{"receivers": c.receivers, "exporters": c.exporters, "service": service}
 	if len(c.extensions) > 0 {
 		doc["extensions"] = c.extensions
