@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -209,9 +210,10 @@ func emitHeavy(t *testing.T, exp sdktrace.SpanExporter, prefix string, n int) {
 
 // Span lines on stdin (OTLP/JSON requests, one a line) of ~900 KB make
 // batches of two lines, ~1.6 MB of protobuf: heavier than the in-memory
-// queue at the smallest budget (about 1 MiB). They go in parts, the stdout
-// receiver offering again only the rest, so every span arrives once and
-// the receiver counts each accepted once.
+// queue at the smallest budget (about 1 MiB), as are the batches of ~300-byte
+// log lines that follow. They go in parts, the stdout receiver offering
+// again only the rest, so every span and line arrives once and the
+// receiver counts each accepted once.
 func TestStdinSpanLinesHeavierThanTheQueueArriveOnce(t *testing.T) {
 	fake := axiomtest.NewForTest(t)
 	metrics := FreeAddr(t)
@@ -236,13 +238,26 @@ func TestStdinSpanLinesHeavierThanTheQueueArriveOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	const logLines = 30000
+	w := bufio.NewWriterSize(s.Stdin, 1<<20)
+	pad := strings.Repeat("p", 220)
+	for i := range logLines {
+		fmt.Fprintf(w, `{"level":30,"time":%d,"pid":1,"hostname":"h","seq":%d,"pad":"%s","msg":"line %d"}`+"\n", 1767225600000+i, i, pad, i)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if err := fake.WaitSpans("app-traces", lines*perLine, 60*time.Second); err != nil {
+		t.Error(err)
+	}
+	if err := fake.WaitEvents("app-logs", logLines, 60*time.Second); err != nil {
 		t.Error(err)
 	}
 	var served map[string]string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		served = scrape(t, "http://"+metrics+"/metrics")
-		if sumSeries(served, "otelcol_receiver_accepted_spans") >= lines*perLine || time.Now().After(deadline) {
+		if sumSeries(served, "otelcol_receiver_accepted_spans") >= lines*perLine && sumSeries(served, "otelcol_receiver_accepted_log_records") >= logLines ||
+			time.Now().After(deadline) {
 			break
 		}
 	}
@@ -261,5 +276,13 @@ func TestStdinSpanLinesHeavierThanTheQueueArriveOnce(t *testing.T) {
 	t.Logf("otelcol_receiver_accepted_spans %d, otelcol_receiver_refused_spans %d", accepted, refused)
 	if accepted != lines*perLine {
 		t.Errorf("otelcol_receiver_accepted_spans = %d, want the %d spans, each once", accepted, lines*perLine)
+	}
+	if missing, duplicated := countSeqs(t, fake.Events("app-logs"), logLines); missing != 0 || duplicated != 0 {
+		t.Errorf("%d of %d lines missing, %d duplicated", missing, logLines, duplicated)
+	}
+	accepted, refused = sumSeries(served, "otelcol_receiver_accepted_log_records"), sumSeries(served, "otelcol_receiver_refused_log_records")
+	t.Logf("otelcol_receiver_accepted_log_records %d, otelcol_receiver_refused_log_records %d", accepted, refused)
+	if accepted != logLines {
+		t.Errorf("otelcol_receiver_accepted_log_records = %d, want the %d lines, each once", accepted, logLines)
 	}
 }
