@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/whenfull"
@@ -103,6 +104,101 @@ func TestReceiverOffersOnlyTheRestOfAPartlyTakenBatch(t *testing.T) {
 				d := lost(ledger)
 				if wantLost := int64(n - len(want)); d["logs budget_full"]+d["logs shutdown"] != wantLost {
 					t.Errorf("dropped %v, want %d log records", d, wantLost)
+				}
+			})
+		}
+	}
+}
+
+// takesHalfSpans is takesHalf for spans: it takes the first half of the
+// first offer and refuses the rest (consumererror.Traces), then takes what
+// comes after, unless refuseRest.
+type takesHalfSpans struct {
+	mu         sync.Mutex
+	refuseRest bool
+	names      []string // of every span taken, in order
+	offers     []int
+}
+
+func (p *takesHalfSpans) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.offers = append(p.offers, td.SpanCount())
+	var all []string
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				all = append(all, sp.Name())
+			}
+		}
+	}
+	if len(p.offers) > 1 && p.refuseRest {
+		return errors.New("sending queue is full")
+	}
+	if len(p.offers) > 1 {
+		p.names = append(p.names, all...)
+		return nil
+	}
+	half := len(all) / 2
+	p.names = append(p.names, all[:half]...)
+	rest := ptrace.NewTraces()
+	spans := rest.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for _, name := range all[half:] {
+		spans.AppendEmpty().SetName(name)
+	}
+	return consumererror.NewTraces(errors.New("sending queue is full"), rest)
+}
+
+// Span lines work as log lines: of a batch's spans partly taken, only the
+// rest is offered again, and a drop policy counts exactly the rest.
+func TestReceiverOffersOnlyTheRestOfPartlyTakenSpans(t *testing.T) {
+	const n = 10
+	var lines, names []string
+	for i := range n {
+		names = append(names, fmt.Sprintf("span %d", i))
+		lines = append(lines, fmt.Sprintf(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b1%02x","name":"span %d","kind":2,"startTimeUnixNano":"1764504000000000000","endTimeUnixNano":"1764504000100000000"}]}]}]}`, i, i))
+	}
+	input := strings.Join(lines, "\n") + "\n"
+	for _, policy := range []whenfull.Policy{whenfull.Block, whenfull.DropOldest} {
+		for _, refuseRest := range []bool{false, true} {
+			if refuseRest && policy == whenfull.Block {
+				continue // a blocking source waits for good, by design
+			}
+			t.Run(fmt.Sprintf("%s, rest refused %v", policy, refuseRest), func(t *testing.T) {
+				p := &takesHalfSpans{refuseRest: refuseRest}
+				traces, _ := consumer.NewTraces(p.ConsumeTraces)
+				logs, _ := consumer.NewLogs(func(context.Context, plog.Logs) error { return nil })
+				cfg := stdinConfig(true)
+				cfg.Stdin = configoptional.Some(stdin.Config{ExitOnEOF: true, WhenFull: policy})
+				ledger := useLedger(t)
+				s := startReceiver(t, cfg, strings.NewReader(input), logs, traces)
+				<-s.eof
+				for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+					p.mu.Lock()
+					offers := len(p.offers)
+					p.mu.Unlock()
+					if offers >= 2 {
+						break
+					}
+				}
+				if err := s.r.Shutdown(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if len(p.offers) < 2 || p.offers[0] != n || p.offers[1] != n-n/2 {
+					t.Fatalf("offers of %v spans, want %d then the rest, %d", p.offers, n, n-n/2)
+				}
+				want := names
+				if refuseRest {
+					want = names[:n/2]
+				}
+				if strings.Join(p.names, ",") != strings.Join(want, ",") {
+					t.Errorf("took %q, want %q", p.names, want)
+				}
+				d := lost(ledger)
+				if wantLost := int64(n - len(want)); d["traces budget_full"]+d["traces shutdown"] != wantLost {
+					t.Errorf("dropped %v, want %d spans", d, wantLost)
 				}
 			})
 		}
