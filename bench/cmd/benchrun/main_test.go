@@ -40,3 +40,37 @@ func TestScenarioPhases(t *testing.T) {
 		}
 	}
 }
+
+func TestSteadyCPUPerMillionLeavesOutTheStart(t *testing.T) {
+	// 20,000 events/s at 0.06 CPU s a second, after 0.1 CPU s of start-up
+	// in the first 250 ms; the load stops at 10 s and the drain after it
+	// costs 0.05 CPU s more.
+	var series []point
+	for i := 0; i <= 48; i++ {
+		at := float64(i) / 4
+		sent := int64(20_000 * min(at, 10))
+		p := point{T: at, Sent: sent, SinkLogs: max(sent-20_000, 0), CPUSeconds: 0.06 * min(at, 10)}
+		if i > 0 {
+			p.CPUSeconds += 0.1
+		}
+		if at > 10 {
+			p.CPUSeconds += 0.05
+		}
+		series = append(series, p)
+	}
+	if got := steadyCPUPerMillion(series, 10, 20_000, true); got < 2.99 || got > 3.01 {
+		t.Errorf("steady: %.3f CPU s per million, want 3 (0.06 s for 20,000 events a second)", got)
+	}
+	if got := steadyCPUPerMillion(series[:10], 2.5, 20_000, true); got != 0 {
+		t.Errorf("a 2.5 s phase: %.3f, want 0 (under a second past steadyFrom)", got)
+	}
+	for i := range series {
+		series[i].SinkLogs /= 2 // 100,000 lines behind when the load stops
+	}
+	if got := steadyCPUPerMillion(series, 10, 20_000, true); got != 0 {
+		t.Errorf("logs 5 s behind at the sink: %.3f, want 0 (fell behind)", got)
+	}
+	if got := steadyCPUPerMillion(series, 10, 20_000, false); got < 2.99 || got > 3.01 {
+		t.Errorf("spans (sink counts not compared): %.3f, want 3", got)
+	}
+}

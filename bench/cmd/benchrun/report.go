@@ -93,6 +93,9 @@ func writeReport(o options, run runInfo, results []result) error {
 		}
 		ratio := bl.CPUPerMillion / s.CPUPerMillion
 		measured := fmt.Sprintf("%.1fx at %d/s (%.2f vs %.2f CPU s per million %s)", ratio, s.Rate, s.CPUPerMillion, bl.CPUPerMillion, unit)
+		if s.SteadyCPUPerMillion > 0 && bl.SteadyCPUPerMillion > 0 {
+			measured += fmt.Sprintf(", %.1fx from %.0f s into the load (%.2f vs %.2f)", bl.SteadyCPUPerMillion/s.SteadyCPUPerMillion, steadyFrom, s.SteadyCPUPerMillion, bl.SteadyCPUPerMillion)
+		}
 		if sm, ok1 := get(sc, collSidecar, phaseMax); ok1 && sm.CPUPerMillion > 0 {
 			if bm, ok2 := get(sc, collBaseline, phaseMax); ok2 {
 				measured += fmt.Sprintf("; %.1fx at max rate", bm.CPUPerMillion/sm.CPUPerMillion)

@@ -74,7 +74,13 @@ type result struct {
 	LoadSeconds   float64 // time the load ran
 	CPUSeconds    float64 // collector CPU from load start until drained
 	CPUPerMillion float64
-	Throughput    float64 // events/s sustained, wall clock (max phase)
+	// SteadyCPUPerMillion (fixed phase) is the CPU per million events from
+	// steadyFrom into the load until it stopped, over the events sent
+	// meanwhile: without the one-time cost of a fresh process's first
+	// load (first-touch page faults as its heap grows, buffers sized) and
+	// the drain, which weigh on a short phase.
+	SteadyCPUPerMillion float64 `json:",omitempty"`
+	Throughput          float64 // events/s sustained, wall clock (max phase)
 	// PerCPUSecond is events handled per second of collector CPU in the max
 	// phase: what one core sustains when it gets all of its time, which a
 	// shared, busy machine does not give the wall-clock figure.
@@ -100,6 +106,9 @@ func (r result) summary() string {
 	}
 	s := fmt.Sprintf("sent=%d sink(logs=%d spans=%d) cpu=%.2fs (%.2f s/M) idle=%.1fMB peak=%.1fMB sinkCPU=%.0f%% loadCPU=%.0f%%",
 		r.Sent, r.SinkLogs, r.SinkSpans, r.CPUSeconds, r.CPUPerMillion, float64(r.IdleRSSKB)/1024, float64(r.PeakRSSKB)/1024, r.SinkCPUPct, r.LoadCPUPct)
+	if r.SteadyCPUPerMillion > 0 {
+		s += fmt.Sprintf(" steady=%.2f s/M", r.SteadyCPUPerMillion)
+	}
 	if r.Phase == phaseMax {
 		s += fmt.Sprintf(" throughput=%.0f/s per-cpu-second=%.0f", r.Throughput, r.PerCPUSecond)
 	} else {
@@ -345,6 +354,9 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 	if final.Refused > 0 {
 		r.addNote(fmt.Sprintf("sink (Axiom down) answered 503 to %d requests", final.Refused))
 	}
+	if phase == phaseFixed {
+		r.SteadyCPUPerMillion = steadyCPUPerMillion(series, r.LoadSeconds, rate, hasLogs(in) && !in.spans)
+	}
 	if phase == phaseMax {
 		r.Throughput = sustained(series, in, r.LoadSeconds)
 		if r.CPUSeconds > 0 {
@@ -401,6 +413,38 @@ func sustained(series []point, in inputs, loadSeconds float64) float64 {
 		return 0
 	}
 	return float64(count(*last)-count(*first)) / (last.T - first.T)
+}
+
+// steadyFrom is where a fixed-rate phase's steady state starts: a fresh
+// collector's first second of load costs several times a later one
+// (sidecar at 20k lines/s: 0.08-0.11 CPU s in the first 250 ms, ~0.07 a
+// second after).
+const steadyFrom = 2.0
+
+// steadyCPUPerMillion is the collector's CPU per million events sent from
+// steadyFrom seconds into the load until it stopped; 0 when the phase was
+// too short to tell, or when logs lagged at the sink by more than two
+// seconds of the rate when the load stopped (the collector fell behind:
+// the CPU for what it accepted then was spent in the drain).
+func steadyCPUPerMillion(series []point, loadSeconds float64, rate int, logs bool) float64 {
+	var first, last *point
+	for i := range series {
+		p := &series[i]
+		if p.T < steadyFrom || p.T > loadSeconds {
+			continue
+		}
+		if first == nil {
+			first = p
+		}
+		last = p
+	}
+	if first == nil || last.T-first.T < 1 || last.Sent <= first.Sent {
+		return 0
+	}
+	if logs && last.Sent-last.SinkLogs > 2*int64(rate) {
+		return 0
+	}
+	return (last.CPUSeconds - first.CPUSeconds) / float64(last.Sent-first.Sent) * 1e6
 }
 
 func collectorCommand(cpu, bin, cfgPath string) *exec.Cmd {
