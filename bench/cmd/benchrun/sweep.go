@@ -57,11 +57,7 @@ func sweep(o options, rates []int) error {
 		if o.only != nil && !o.only[sc.name] || !sweepable(sc) {
 			continue
 		}
-		colls := []string{collSidecar}
-		if !sc.sidecarOnly && sc.baseline.logs != "" && o.sweepBaseline {
-			colls = append(colls, collBaseline)
-		}
-		for _, coll := range colls {
+		for _, coll := range sweepCollectors(sc, o.sweepBaseline) {
 			got, err := sweepOne(o, sc, coll, rates)
 			if err != nil {
 				return fmt.Errorf("%s / %s: %w", sc.name, coll, err)
@@ -74,6 +70,17 @@ func sweep(o options, rates []int) error {
 		return err
 	}
 	return writeJSON(filepath.Join(o.out, "sweep.json"), steps)
+}
+
+// sweepCollectors is who a scenario is swept for: the sidecar, and with
+// -sweep-baseline the stock collector too where the scenario has one (log
+// or span input).
+func sweepCollectors(sc scenario, withBaseline bool) []string {
+	colls := []string{collSidecar}
+	if withBaseline && !sc.sidecarOnly && (sc.baseline.logs != "" || sc.baseline.spans) {
+		colls = append(colls, collBaseline)
+	}
+	return colls
 }
 
 // sweepable reports whether a scenario's input is one kind of event, log

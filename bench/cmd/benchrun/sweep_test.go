@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestSweepTakesLogAndSpanScenariosButNotMixed(t *testing.T) {
 	o := options{logRate: 20_000, spanRate: 20_000, mixedRPS: 10_000}
@@ -19,6 +22,24 @@ func TestSweepTakesLogAndSpanScenariosButNotMixed(t *testing.T) {
 	for name := range want {
 		if !seen[name] {
 			t.Errorf("scenario %s not found", name)
+		}
+	}
+}
+
+func TestSweepBaselineTakesTheStockCollectorWhereAScenarioHasOne(t *testing.T) {
+	o := options{logRate: 20_000, spanRate: 20_000, mixedRPS: 10_000}
+	both := []string{collSidecar, collBaseline}
+	want := map[string][]string{"logs-stdin": both, "spans-grpc": both, "spans-http-json": both, "spans-stdout": {collSidecar}}
+	for _, sc := range scenarios(o) {
+		w, ok := want[sc.name]
+		if !ok {
+			continue
+		}
+		if got := sweepCollectors(sc, true); !slices.Equal(got, w) {
+			t.Errorf("sweepCollectors(%s, true) = %v, want %v", sc.name, got, w)
+		}
+		if got := sweepCollectors(sc, false); !slices.Equal(got, []string{collSidecar}) {
+			t.Errorf("sweepCollectors(%s, false) = %v, want the sidecar only", sc.name, got)
 		}
 	}
 }
