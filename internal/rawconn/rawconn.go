@@ -13,7 +13,8 @@
 // does, so deadlines and Close work as they do there.
 //
 // The axiom exporter's HTTP client made ~55 such calls a second at 20k
-// lines/s (header and body writes, response reads). Read, and ReadNow, the
+// lines/s (header and body writes, response reads); the OTLP receiver's
+// connections (gRPC and HTTP) ~4 an export request. Read, and ReadNow, the
 // single read under it, also serve the stdout receiver's Forward
 // connections and stdin; they are built for every Unix (ReadNow is there
 // the ordinary call), Wrap and Conn for Linux.

@@ -40,6 +40,11 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// CloseWrite shuts down the sending side, as *net.TCPConn's does: an HTTP
+// server half-closes with it before closing a connection whose request it
+// did not read to the end, so that its response is not lost to a reset.
+func (c *Conn) CloseWrite() error { return c.Conn.(*net.TCPConn).CloseWrite() }
+
 func (c *Conn) Write(p []byte) (int, error) {
 	n, err := Write(c.rc, p)
 	if err != nil {

@@ -361,3 +361,30 @@ func TestReadReady(t *testing.T) {
 		t.Fatalf("after close: %v, %v; want io.EOF", err, ok)
 	}
 }
+
+// CloseWrite sends the peer an end of stream while the connection can still
+// read what the peer sends: an HTTP server's half-close.
+func TestCloseWriteEndsThePeersReadAndKeepsReading(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			c, s := tcpPair(t, k.wrap)
+			cw, ok := c.(interface{ CloseWrite() error })
+			if !ok {
+				t.Fatalf("%T has no CloseWrite", c)
+			}
+			c.Write([]byte("last words"))
+			if err := cw.CloseWrite(); err != nil {
+				t.Fatalf("CloseWrite: %v", err)
+			}
+			got, err := io.ReadAll(s)
+			if err != nil || string(got) != "last words" {
+				t.Fatalf("peer read %q, %v; want the words, then EOF", got, err)
+			}
+			s.Write([]byte("reply"))
+			b := make([]byte, 10)
+			if n, err := c.Read(b); err != nil || string(b[:n]) != "reply" {
+				t.Fatalf("Read after CloseWrite = %q, %v", b[:n], err)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package otlpreceiver
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configgrpc"
@@ -109,6 +110,18 @@ func (r *otlpReceiver) startGRPC(ctx context.Context, host component.Host) error
 		return fmt.Errorf("otlp receiver: gRPC listener on %s: %w", cfg.NetAddr.Endpoint, err)
 	}
 	r.logListening("grpc", ln.Addr())
-	r.serve(host, func() error { return r.serverGRPC.Serve(ln) }, grpc.ErrServerStopped)
+	raw := rawListener{Listener: ln, wrap: wrapGRPC(keepaliveTimeout(cfg))}
+	r.serve(host, func() error { return r.serverGRPC.Serve(raw) }, grpc.ErrServerStopped)
 	return nil
+}
+
+// keepaliveTimeout is the server's keepalive timeout: configured, or gRPC's
+// default.
+func keepaliveTimeout(cfg *configgrpc.ServerConfig) time.Duration {
+	if cfg.Keepalive.HasValue() && cfg.Keepalive.Get().ServerParameters.HasValue() {
+		if t := cfg.Keepalive.Get().ServerParameters.Get().Timeout; t > 0 {
+			return t
+		}
+	}
+	return 20 * time.Second
 }

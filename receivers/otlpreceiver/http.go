@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"google.golang.org/grpc/status"
+
+	"github.com/sidecarhq/sidecar/internal/rawconn"
 )
 
 // The OTLP/HTTP paths.
@@ -47,7 +49,8 @@ func (r *otlpReceiver) startHTTP(ctx context.Context, host component.Host) error
 		return fmt.Errorf("otlp receiver: HTTP listener on %s: %w", cfg.NetAddr.Endpoint, err)
 	}
 	r.logListening("http", ln.Addr())
-	r.serve(host, func() error { return r.serverHTTP.Serve(ln) }, http.ErrServerClosed)
+	raw := rawListener{Listener: ln, wrap: rawconn.Wrap}
+	r.serve(host, func() error { return r.serverHTTP.Serve(raw) }, http.ErrServerClosed)
 	return nil
 }
 
