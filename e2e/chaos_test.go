@@ -401,6 +401,22 @@ func stdinWriter(w io.Writer, next int, stop <-chan struct{}) (written int) {
 	}
 }
 
+// takenRun is one run of the sidecar between kills: the lines from base on
+// that it had taken in (otelcol_receiver_accepted_log_records) at the kill.
+type takenRun struct{ base, accepted int }
+
+type takenRuns []takenRun
+
+// took says whether a run had taken line seq in before its kill.
+func (runs takenRuns) took(seq int) bool {
+	for _, r := range runs {
+		if seq >= r.base && seq < r.base+r.accepted {
+			return true
+		}
+	}
+	return false
+}
+
 // stdin: a pipe has no acknowledgement, so the promise is about what the
 // pipeline took (otelcol_receiver_accepted_log_records, read just before
 // each kill): the first `accepted` lines of each run all arrive, in any
@@ -414,8 +430,7 @@ func TestChaosKillsWhileReadingStdinLoseNothingTakenIn(t *testing.T) {
 	args := WithArgs("--config", "embedded:default", "--config", "embedded:stdin")
 	c := newChaos(t, fake)
 	kills := chaosKills(t)
-	type run struct{ base, accepted int }
-	var runs []run
+	var runs takenRuns
 	next, inFlightLost := 0, 0
 	var peak int64
 	for k := range kills {
@@ -431,7 +446,7 @@ func TestChaosKillsWhileReadingStdinLoseNothingTakenIn(t *testing.T) {
 		s.Kill(t)
 		close(stop)
 		next = <-done
-		runs = append(runs, run{base, accepted})
+		runs = append(runs, takenRun{base, accepted})
 		t.Logf("run %d (%s): lines %d..%d written, %d taken in before the kill", k, mode, base, next, accepted)
 		c.killed(k, state, next, "")
 	}
@@ -443,17 +458,7 @@ func TestChaosKillsWhileReadingStdinLoseNothingTakenIn(t *testing.T) {
 		fmt.Fprintln(s.Stdin, pinoLine(final+i))
 	}
 	next = final + 100
-	taken := func(seq int) bool {
-		if seq >= final {
-			return true
-		}
-		for _, r := range runs {
-			if seq >= r.base && seq < r.base+r.accepted {
-				return true
-			}
-		}
-		return false
-	}
+	taken := func(seq int) bool { return seq >= final || runs.took(seq) }
 	waitArrived(t, fake, "logs", next, taken)
 	settle(fake, "logs") // the queue's backlog, duplicates included, is sent
 	s.Stdin.Close()      // nothing is left: the run is complete

@@ -73,8 +73,7 @@ func TestKillsWhileLargeLinesGoInParts(t *testing.T) {
 			cfg.metrics = metrics
 			c := newChaos(t, fake)
 			const kills = 4
-			type run struct{ base, accepted int }
-			var runs []run
+			var runs takenRuns
 			next, inParts := 0, 0
 			for k := range kills {
 				s := StartSidecar(t, cfg.yaml(), WithStdin())
@@ -88,7 +87,7 @@ func TestKillsWhileLargeLinesGoInParts(t *testing.T) {
 				inParts += strings.Count(s.Logs(), "element size too large") // the queue's refusal of a whole batch
 				close(stop)
 				next = <-done
-				runs = append(runs, run{base, accepted})
+				runs = append(runs, takenRun{base, accepted})
 				t.Logf("run %d: lines %d..%d written, %d taken in before the kill", k, base, next, accepted)
 			}
 			fake.EndOutage("")
@@ -98,17 +97,7 @@ func TestKillsWhileLargeLinesGoInParts(t *testing.T) {
 				fmt.Fprintln(s.Stdin, partsLine(final+i))
 			}
 			next = final + 2
-			taken := func(seq int) bool {
-				if seq >= final {
-					return true
-				}
-				for _, r := range runs {
-					if seq >= r.base && seq < r.base+r.accepted {
-						return true
-					}
-				}
-				return false
-			}
+			taken := func(seq int) bool { return seq >= final || runs.took(seq) }
 			waitArrived(t, fake, "app-logs", next, func(seq int) bool { return seq >= final || tc.onDisk && taken(seq) })
 			settle(fake, "app-logs")
 			s.Stdin.Close()
