@@ -78,26 +78,21 @@ func (r *eventsRequest) eventWeight(i int) int {
 // split cuts r, in order, into the fewest even parts of at most maxSize
 // each (an event heavier than maxSize goes alone), which slice r's events.
 func (r *eventsRequest) split(maxSize int) []xexporterhelper.Request {
-	total := 0
+	cut := evenCut{maxSize: maxSize}
 	for i := range r.ends {
-		total += r.eventWeight(i)
+		cut.total += r.eventWeight(i)
 	}
 	var (
 		out  []xexporterhelper.Request
 		cur  *eventsRequest
 		from int // offset of cur's first event in r.events
-		done int // weight of the parts before cur
-		end  int // where cur's even share of what is left ends
 	)
 	for i := range r.ends {
 		weight := r.eventWeight(i)
-		if cur == nil || cur.weight > 0 && (cur.weight+weight > maxSize || done+cur.weight+weight/2 > end) {
+		if cut.starts(weight) {
 			if cur != nil {
-				done += cur.weight
 				from = r.ends[i-1]
 			}
-			left := total - done
-			end = done + left/((left+maxSize-1)/maxSize)
 			cur = &eventsRequest{minEvent: r.minEvent}
 			out = append(out, cur)
 		}

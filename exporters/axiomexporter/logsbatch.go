@@ -273,7 +273,7 @@ func (r *logsRequest) MergeSplit(ctx context.Context, maxSize int, sizer exporte
 // maxSize each (a record heavier than maxSize goes alone: Axiom's 413, if
 // it comes, drops and counts it).
 func (r *logsRequest) split(maxSize int) []xexporterhelper.Request {
-	total := r.BytesSize()
+	cut := evenCut{total: r.BytesSize(), maxSize: maxSize}
 	var (
 		out    []xexporterhelper.Request
 		cur    *logsRequest
@@ -281,16 +281,9 @@ func (r *logsRequest) split(maxSize int) []xexporterhelper.Request {
 		dstSL  plog.ScopeLogs
 		lastRL plog.ResourceLogs
 		lastSL plog.ScopeLogs
-		done   int // weight of the parts before cur
-		end    int // where cur's even share of what is left ends
 	)
 	r.w.each(r.ld, func(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord, weight int) {
-		if cur == nil || cur.weight > 0 && (cur.weight+weight > maxSize || done+cur.weight+weight/2 > end) {
-			if cur != nil {
-				done += cur.weight
-			}
-			left := total - done
-			end = done + left/((left+maxSize-1)/maxSize)
+		if cut.starts(weight) {
 			cur = r.w.request(plog.NewLogs())
 			cur.weight = 0
 			out = append(out, cur)
@@ -312,6 +305,32 @@ func (r *logsRequest) split(maxSize int) []xexporterhelper.Request {
 		cur.weight += weight
 	})
 	return out
+}
+
+// evenCut cuts items of known weights, in order, into the fewest even parts
+// of at most maxSize each, an item heavier than maxSize alone: each part
+// ends where its even share of what is left ends, give or take half an
+// item. It serves both forms of a logs request (records, events).
+type evenCut struct {
+	total, maxSize int
+	done           int // weight of the parts before the current one
+	cur            int // weight of the current part
+	end            int // where the current part's even share ends
+	started        bool
+}
+
+// starts counts in an item of the given weight and says whether it begins
+// a new part.
+func (c *evenCut) starts(weight int) bool {
+	if c.started && (c.cur == 0 || c.cur+weight <= c.maxSize && c.done+c.cur+weight/2 <= c.end) {
+		c.cur += weight
+		return false
+	}
+	c.done += c.cur
+	left := c.total - c.done
+	c.end = c.done + left/((left+c.maxSize-1)/c.maxSize)
+	c.cur, c.started = weight, true
+	return true
 }
 
 // logsEncoding writes queued requests as the events they will be sent as
