@@ -9,11 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stdin"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/whenfull"
@@ -202,5 +205,80 @@ func TestReceiverOffersOnlyTheRestOfPartlyTakenSpans(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Of a batch partly taken and its rest refused for good, only the rest is
+// dropped: dropped_records counts the records lost, not the batch, for log
+// lines and span lines alike.
+func TestReceiverPermanentRefusalOfARestDropsOnlyTheRest(t *testing.T) {
+	const n = 10
+	var lines []string
+	for i := range n {
+		lines = append(lines, fmt.Sprintf(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b1%02x","name":"span %d","kind":2,"startTimeUnixNano":"1764504000000000000","endTimeUnixNano":"1764504000100000000"}]}]}]}`, i, i))
+	}
+	for i := range n {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	bad := errors.New("rejected for good")
+	logs, _ := consumer.NewLogs(func(_ context.Context, ld plog.Logs) error {
+		rest := plog.NewLogs()
+		ld.CopyTo(rest)
+		kept := 0
+		rest.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().RemoveIf(func(plog.LogRecord) bool { kept++; return kept <= n/2 })
+		return consumererror.NewLogs(consumererror.NewPermanent(bad), rest)
+	})
+	traces, _ := consumer.NewTraces(func(_ context.Context, td ptrace.Traces) error {
+		rest := ptrace.NewTraces()
+		td.CopyTo(rest)
+		kept := 0
+		rest.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
+			rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
+				ss.Spans().RemoveIf(func(ptrace.Span) bool { kept++; return kept <= n/2 })
+				return ss.Spans().Len() == 0
+			})
+			return rs.ScopeSpans().Len() == 0
+		})
+		return consumererror.NewTraces(consumererror.NewPermanent(bad), rest)
+	})
+	for _, policy := range []whenfull.Policy{whenfull.Block, whenfull.DropOldest} {
+		t.Run(string(policy), func(t *testing.T) {
+			tel := componenttest.NewTelemetry()
+			defer tel.Shutdown(context.Background())
+			f := NewFactory()
+			set := receivertest.NewNopSettings(f.Type())
+			set.TelemetrySettings = tel.NewTelemetrySettings()
+			cfg := stdinConfig(true)
+			cfg.Stdin = configoptional.Some(stdin.Config{ExitOnEOF: true, WhenFull: policy})
+			lr, err := f.CreateLogs(context.Background(), set, cfg, logs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.CreateTraces(context.Background(), set, cfg, traces); err != nil {
+				t.Fatal(err)
+			}
+			r := lr.(*stdoutReceiver)
+			eof := make(chan struct{})
+			r.stdinSrc = strings.NewReader(strings.Join(lines, "\n") + "\n")
+			r.endProcess = func(<-chan struct{}) { close(eof) }
+			if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+			<-eof
+			if err := r.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			m, err := tel.GetMetric("otelcol_receiver_stdout_dropped_records")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dropped int64
+			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				dropped += dp.Value
+			}
+			if want := int64(2 * (n - n/2)); dropped != want {
+				t.Errorf("dropped_records = %d, want %d: the rests of %d spans and %d log records", dropped, want, n, n)
+			}
+		})
 	}
 }

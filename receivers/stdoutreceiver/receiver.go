@@ -399,8 +399,9 @@ func (r *stdoutReceiver) pushLogsOnce(ctx context.Context, ld plog.Logs) error {
 	}
 	ctx = r.obs.StartLogsOp(ctx)
 	err := r.logs.ConsumeLogs(ctx, ld)
-	partial.EndOp(ctx, r.obs.EndLogsOp, "stdout", n, partial.Logs(ld, err).LogRecordCount(), err)
-	return r.dropPermanent(ctx, n, err)
+	left := partial.Logs(ld, err).LogRecordCount()
+	partial.EndOp(ctx, r.obs.EndLogsOp, "stdout", n, left, err)
+	return r.dropPermanent(ctx, left, err)
 }
 
 // pushTracesOnce offers a batch's spans to the pipeline once, counted as n
@@ -418,12 +419,15 @@ func (r *stdoutReceiver) pushTracesOnce(ctx context.Context, out decode.Output, 
 	if kept > 0 {
 		err = r.traces.ConsumeTraces(ctx, td)
 	}
-	partial.EndOp(ctx, r.obs.EndTracesOp, "otlp_json", n, partial.Traces(td, err).SpanCount(), err)
-	return r.dropPermanent(ctx, kept, err)
+	left := partial.Traces(td, err).SpanCount()
+	partial.EndOp(ctx, r.obs.EndTracesOp, "otlp_json", n, left, err)
+	return r.dropPermanent(ctx, left, err)
 }
 
-// dropPermanent turns a permanent pipeline error into a counted drop:
-// retrying cannot help, and the transport must go on.
+// dropPermanent turns a permanent pipeline error into a counted drop of
+// the n records it refused (of a partial refusal, only its rest: the
+// pipeline took the others): retrying cannot help, and the transport must
+// go on.
 func (r *stdoutReceiver) dropPermanent(ctx context.Context, n int, err error) error {
 	if err == nil || !consumererror.IsPermanent(err) {
 		return err
