@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
@@ -283,18 +284,17 @@ func (p *pending) dropped(why whenfull.Reason) {
 
 func (p *pending) push(ctx context.Context) error {
 	if p.out.Stats.SpanLines > 0 && !p.spansDone {
-		err := p.r.pushTracesOnce(ctx, p.out, p.spans)
-		p.out.Traces = partial.Traces(p.out.Traces, err)
-		p.spans = p.out.Traces.SpanCount()
+		rest, err := p.r.pushTracesOnce(ctx, p.out, p.spans)
 		if err != nil {
+			p.out.Traces, p.spans = rest, rest.SpanCount()
 			return err
 		}
 		p.spansDone = true
 	}
 	if p.out.Logs.LogRecordCount() > 0 {
-		err := p.r.pushLogsOnce(ctx, p.out.Logs)
-		if left := partial.Logs(p.out.Logs, err); left != p.out.Logs {
-			p.out.Logs, p.bytes = left, bodyBytes(left)
+		rest, err := p.r.pushLogsOnce(ctx, p.out.Logs)
+		if err != nil && rest != p.out.Logs {
+			p.out.Logs, p.bytes = rest, bodyBytes(rest)
 		}
 		return err
 	}
@@ -341,9 +341,10 @@ func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
 	if out.Stats.SpanLines > 0 {
 		n := out.Stats.Spans
 		err := r.retry(ctx, out.Traces.SpanCount(), func(ctx context.Context) error {
-			err := r.pushTracesOnce(ctx, out, n)
-			out.Traces = partial.Traces(out.Traces, err)
-			n = out.Traces.SpanCount()
+			rest, err := r.pushTracesOnce(ctx, out, n)
+			if err != nil {
+				out.Traces, n = rest, rest.SpanCount()
+			}
 			return err
 		})
 		if err != nil {
@@ -352,8 +353,10 @@ func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
 	}
 	if logs := out.Logs; logs.LogRecordCount() > 0 {
 		err := r.retry(ctx, logs.LogRecordCount(), func(ctx context.Context) error {
-			err := r.pushLogsOnce(ctx, logs)
-			logs = partial.Logs(logs, err)
+			rest, err := r.pushLogsOnce(ctx, logs)
+			if err != nil {
+				logs = rest
+			}
 			return err
 		})
 		if err != nil {
@@ -390,38 +393,39 @@ func streamAttrs(attrs []workload.Attr) []stream.Attr {
 }
 
 // pushLogsOnce offers log records to the pipeline once: nil when it took
-// them (or they were dropped for good and counted), else its refusal.
-func (r *stdoutReceiver) pushLogsOnce(ctx context.Context, ld plog.Logs) error {
+// them (or they were dropped for good and counted), else its refusal and
+// the rest to offer again (all of ld, or what a partial refusal names).
+func (r *stdoutReceiver) pushLogsOnce(ctx context.Context, ld plog.Logs) (rest plog.Logs, err error) {
 	n := ld.LogRecordCount()
 	if r.logs == nil {
 		r.metrics.recordDropped(ctx, n)
-		return nil
+		return rest, nil
 	}
 	ctx = r.obs.StartLogsOp(ctx)
-	err := r.logs.ConsumeLogs(ctx, ld)
-	left := partial.Logs(ld, err).LogRecordCount()
+	err = r.logs.ConsumeLogs(ctx, ld)
+	rest = partial.Logs(ld, err)
+	left := rest.LogRecordCount()
 	partial.EndOp(ctx, r.obs.EndLogsOp, "stdout", n, left, err)
-	return r.dropPermanent(ctx, left, err)
+	return rest, r.dropPermanent(ctx, left, err)
 }
 
 // pushTracesOnce offers a batch's spans to the pipeline once, counted as n
 // spans: on the first offer those of its lines (spans a pre-sampling
 // filter dropped count as accepted, as the otlp receiver counts them),
-// then those offered again.
-func (r *stdoutReceiver) pushTracesOnce(ctx context.Context, out decode.Output, n int) error {
+// then those offered again. It returns as pushLogsOnce does.
+func (r *stdoutReceiver) pushTracesOnce(ctx context.Context, out decode.Output, n int) (rest ptrace.Traces, err error) {
 	td := out.Traces
 	if out.Decided {
 		ctx = presample.WithDecided(ctx, r.filter)
 	}
 	ctx = r.obs.StartTracesOp(ctx)
-	var err error
-	kept := td.SpanCount()
-	if kept > 0 {
+	if td.SpanCount() > 0 {
 		err = r.traces.ConsumeTraces(ctx, td)
 	}
-	left := partial.Traces(td, err).SpanCount()
+	rest = partial.Traces(td, err)
+	left := rest.SpanCount()
 	partial.EndOp(ctx, r.obs.EndTracesOp, "otlp_json", n, left, err)
-	return r.dropPermanent(ctx, left, err)
+	return rest, r.dropPermanent(ctx, left, err)
 }
 
 // dropPermanent turns a permanent pipeline error into a counted drop of
