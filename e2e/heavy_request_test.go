@@ -14,8 +14,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otellog "go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
@@ -284,5 +287,73 @@ func TestStdinSpanLinesHeavierThanTheQueueArriveOnce(t *testing.T) {
 	t.Logf("otelcol_receiver_accepted_log_records %d, otelcol_receiver_refused_log_records %d", accepted, refused)
 	if accepted != logLines {
 		t.Errorf("otelcol_receiver_accepted_log_records = %d, want the %d lines, each once", accepted, logLines)
+	}
+}
+
+// An OTLP log request heavier than the queue is taken in parts; with Axiom
+// slow its rest is not taken while the OTel SDK's HTTP log exporter waits,
+// so the exporter is refused and sends the whole request again. The
+// records taken from its first try are not sent twice: every record
+// arrives once, and the receiver counts each accepted once.
+func TestOTLPLogRequestsHeavierThanTheQueueArriveOnce(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	fake.Fail("app-logs", axiomtest.Slow(4*time.Second), axiomtest.Slow(4*time.Second))
+	grpcAddr, httpAddr, metrics := FreeAddr(t), FreeAddr(t), FreeAddr(t)
+	cfg := otlpConfig(grpcAddr, httpAddr, fake.URL(), nil)
+	cfg.metrics = metrics
+	s := StartSidecar(t, cfg.yaml())
+	s.WaitListening(t, httpAddr)
+
+	const n = 2600 // ~1 KB each: over the 2 MiB queue, under the 4 MiB request limit
+	ctx := context.Background()
+	exp, err := otlploghttp.New(ctx, otlploghttp.WithEndpoint(httpAddr), otlploghttp.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := sdklog.NewLoggerProvider(sdklog.WithResource(newResource()), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp,
+		sdklog.WithExportMaxBatchSize(n), sdklog.WithMaxQueueSize(n), sdklog.WithExportInterval(time.Hour), sdklog.WithExportTimeout(2*time.Minute))))
+	logger := lp.Logger("e2e/heavy")
+	base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for i := range n {
+		var r otellog.Record
+		r.SetTimestamp(base.Add(time.Duration(i) * time.Millisecond))
+		r.SetBody(attribute.StringValue(fmt.Sprintf("heavy-%d", i)))
+		r.AddAttributes(attribute.String("pad", heavyPad))
+		logger.Emit(ctx, r)
+	}
+	if err := lp.Shutdown(ctx); err != nil {
+		t.Fatalf("exporting %d records: %v", n, err)
+	}
+	if err := fake.WaitEvents("app-logs", n, 60*time.Second); err != nil {
+		t.Error(err)
+	}
+	served := scrape(t, "http://"+metrics+"/metrics")
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	seen := map[string]int{}
+	for _, ev := range fake.Events("app-logs") {
+		seen[fmt.Sprint(ev["message"])]++
+	}
+	var arrived, duplicated, lost int
+	for i := range n {
+		switch k := seen[fmt.Sprintf("heavy-%d", i)]; k {
+		case 0:
+			lost++
+		default:
+			arrived++
+			duplicated += k - 1
+		}
+	}
+	accepted, refused := sumSeries(served, "otelcol_receiver_accepted_log_records"), sumSeries(served, "otelcol_receiver_refused_log_records")
+	t.Logf("%d arrived, %d duplicated, %d lost; accepted %d, refused %d", arrived, duplicated, lost, accepted, refused)
+	if duplicated != 0 || lost != 0 {
+		t.Errorf("%d records duplicated, %d lost", duplicated, lost)
+	}
+	if refused == 0 {
+		t.Errorf("no record was refused: with Axiom slow the test did not exercise the client's retry")
+	}
+	if accepted != n {
+		t.Errorf("otelcol_receiver_accepted_log_records = %d, want the %d records taken, each once", accepted, n)
 	}
 }

@@ -42,8 +42,10 @@ type otlpReceiver struct {
 	// filter decides protobuf trace requests; set in Start, before any
 	// request is served, when sampling_processor is configured.
 	filter presample.Filter
-	// taken is what the pipeline took of requests refused in part (rest.go).
-	taken *takenSpans
+	// taken and takenLogs are what the pipeline took of requests refused
+	// in part (rest.go).
+	taken     *takenSpans
+	takenLogs *takenLogs
 
 	serverGRPC              *grpc.Server
 	serverHTTP              *http.Server
@@ -53,7 +55,7 @@ type otlpReceiver struct {
 }
 
 func newReceiver(set receiver.Settings, cfg *Config) (*otlpReceiver, error) {
-	r := &otlpReceiver{cfg: cfg, set: set, taken: newTakenSpans()}
+	r := &otlpReceiver{cfg: cfg, set: set, taken: newTakenSpans(), takenLogs: newTakenLogs()}
 	var err error
 	if r.obsGRPC, err = newObsReport(set, "grpc"); err != nil {
 		return nil, err
@@ -219,9 +221,11 @@ func (r *otlpReceiver) consumeLogs(ctx context.Context, obs *receiverhelper.ObsR
 	for i := range ld.ResourceLogs().Len() {
 		workload.AddMissing(ld.ResourceLogs().At(i).Resource().Attributes(), r.identity)
 	}
+	skipped := r.takenLogs.skip(ld) // records a retried request's first try gave the pipeline
 	return operation(ctx, enc, ld.LogRecordCount(), obs.StartLogsOp, obs.EndLogsOp, func(ctx context.Context) (int, error) {
 		left, err := offerRest(ctx, ld, r.nextLogs.ConsumeLogs, partial.Logs)
 		if err != nil {
+			r.takenLogs.remember(ld, left, skipped)
 			return left.LogRecordCount(), err
 		}
 		return 0, nil

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/sidecarhq/sidecar/internal/backpressure"
@@ -22,9 +23,8 @@ import (
 // rest still refused then is refused to the client (503, Unavailable),
 // which sends the whole request again: the spans taken from it are
 // remembered (takenSpans) and skipped when they come back, so they reach
-// the pipeline once. Log records have no identity to remember them by:
-// a log request's rest refused after restWait comes back whole, and its
-// taken part is sent twice.
+// the pipeline once. Log records have no id: they are remembered by their
+// bytes (takenLogs).
 const restWait = 2 * time.Second
 
 // restBackoff is how the rest is offered again: soon, as the exporter's
@@ -166,6 +166,194 @@ func eachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
 				fn(sp)
+			}
+		}
+	}
+}
+
+// takenLogs is takenSpans for log records, which have no id: a record is
+// known by a hash of its protobuf bytes with its resource's and scope's,
+// and counted, as a request may hold identical records. Unlike a span, a
+// record identical to one taken may come in another request, so each
+// record a retry skips is forgotten (the retry is its one return), and
+// remembered again if the retry is refused too. A record with neither a
+// time nor an observed time is not remembered: identical ones in two
+// requests are likely two events, so it arrives twice if its request is
+// sent again. Nor is anything remembered when the rest the pipeline names
+// is not records of the request as offered (a processor changed them).
+type takenLogs struct {
+	mu    sync.Mutex
+	taken map[uint64]takenLog
+	count int          // records remembered
+	until atomic.Int64 // when the last remembered is forgotten; 0 when none is
+	seed  maphash.Seed
+	one   plog.Logs // a record with its resource and scope, to hash
+}
+
+type takenLog struct {
+	n  int   // identical records remembered
+	at int64 // when the last was taken, in Unix nanoseconds
+}
+
+func newTakenLogs() *takenLogs { return &takenLogs{seed: maphash.MakeSeed(), one: plog.NewLogs()} }
+
+var logsHasher plog.ProtoMarshaler
+
+// keys is the key of each record of ld, in order. Called with t.mu held.
+func (t *takenLogs) keys(ld plog.Logs) []uint64 {
+	var keys []uint64
+	rl := t.one.ResourceLogs().AppendEmpty()
+	sl := rl.ScopeLogs().AppendEmpty()
+	lr := sl.LogRecords().AppendEmpty()
+	defer t.one.ResourceLogs().RemoveIf(func(plog.ResourceLogs) bool { return true })
+	for _, r := range ld.ResourceLogs().All() {
+		r.Resource().CopyTo(rl.Resource())
+		rl.SetSchemaUrl(r.SchemaUrl())
+		for _, s := range r.ScopeLogs().All() {
+			s.Scope().CopyTo(sl.Scope())
+			sl.SetSchemaUrl(s.SchemaUrl())
+			for _, l := range s.LogRecords().All() {
+				l.CopyTo(lr)
+				b, _ := logsHasher.MarshalLogs(t.one)
+				keys = append(keys, maphash.Bytes(t.seed, b))
+			}
+		}
+	}
+	return keys
+}
+
+// skip removes from ld the records taken before, forgetting one
+// remembered record for each, and returns their keys.
+func (t *takenLogs) skip(ld plog.Logs) (skipped []uint64) {
+	until := t.until.Load()
+	if until == 0 {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if now > until { // all forgotten: let the map's memory go
+		t.taken, t.count = nil, 0
+		t.until.Store(0)
+		return nil
+	}
+	keys := t.keys(ld)
+	i := 0
+	ld.ResourceLogs().RemoveIf(func(rl plog.ResourceLogs) bool {
+		rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool {
+			sl.LogRecords().RemoveIf(func(plog.LogRecord) bool {
+				k := keys[i]
+				i++
+				e, ok := t.taken[k]
+				if !ok || now-e.at > int64(takenFor) {
+					return false
+				}
+				if e.n--; e.n == 0 {
+					delete(t.taken, k)
+				} else {
+					t.taken[k] = e
+				}
+				t.count--
+				skipped = append(skipped, k)
+				return true
+			})
+			return sl.LogRecords().Len() == 0
+		})
+		return rl.ScopeLogs().Len() == 0
+	})
+	return skipped
+}
+
+// remember notes the records of offered that are not in left as taken,
+// and those skipped from it as taken still: its client sends them again.
+func (t *takenLogs) remember(offered, left plog.Logs, skipped []uint64) {
+	if left == offered && len(skipped) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now().UnixNano()
+	if t.taken == nil {
+		t.taken = map[uint64]takenLog{}
+	}
+	for _, k := range skipped {
+		t.add(k, now)
+	}
+	if left != offered {
+		keys := t.keys(offered)
+		refused := map[uint64]int{}
+		for _, k := range t.keys(left) {
+			refused[k]++
+		}
+		if among(refused, keys) {
+			i := 0
+			eachLogRecord(offered, func(lr plog.LogRecord) {
+				k := keys[i]
+				i++
+				switch {
+				case refused[k] > 0:
+					refused[k]--
+				case lr.Timestamp() != 0 || lr.ObservedTimestamp() != 0:
+					t.add(k, now)
+				}
+			})
+		}
+	}
+	t.forget(now)
+	if t.count > 0 {
+		t.until.Store(now + int64(takenFor))
+	}
+}
+
+func (t *takenLogs) add(k uint64, now int64) {
+	e := t.taken[k]
+	e.n++
+	e.at = now
+	t.taken[k] = e
+	t.count++
+}
+
+// forget drops what is older than takenFor, then the oldest over maxTaken.
+func (t *takenLogs) forget(now int64) {
+	for k, e := range t.taken {
+		if now-e.at > int64(takenFor) {
+			delete(t.taken, k)
+			t.count -= e.n
+		}
+	}
+	for t.count > maxTaken {
+		oldest := now
+		for _, e := range t.taken {
+			oldest = min(oldest, e.at)
+		}
+		for k, e := range t.taken {
+			if e.at == oldest {
+				delete(t.taken, k)
+				t.count -= e.n
+			}
+		}
+	}
+}
+
+// among says whether the records counted in part are among keys.
+func among(part map[uint64]int, keys []uint64) bool {
+	in := make(map[uint64]int, len(keys))
+	for _, k := range keys {
+		in[k]++
+	}
+	for k, n := range part {
+		if in[k] < n {
+			return false
+		}
+	}
+	return true
+}
+
+func eachLogRecord(ld plog.Logs, fn func(plog.LogRecord)) {
+	for _, rl := range ld.ResourceLogs().All() {
+		for _, sl := range rl.ScopeLogs().All() {
+			for _, lr := range sl.LogRecords().All() {
+				fn(lr)
 			}
 		}
 	}
