@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
@@ -355,5 +357,94 @@ func TestOTLPLogRequestsHeavierThanTheQueueArriveOnce(t *testing.T) {
 	}
 	if accepted != n {
 		t.Errorf("otelcol_receiver_accepted_log_records = %d, want the %d records taken, each once", accepted, n)
+	}
+}
+
+// One span or log record heavier than the whole queue (a ~3 MB attribute
+// against the default 2 MiB queue) can never be queued, alone or in parts:
+// it was refused on every try, so its client retried it forever. It is
+// dropped once, counted with its reason and logged, and the records sent
+// with it arrive.
+func TestARecordHeavierThanTheQueueIsDroppedOnceAndCounted(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	grpcAddr, httpAddr, metrics := FreeAddr(t), FreeAddr(t), FreeAddr(t)
+	cfg := otlpConfig(grpcAddr, httpAddr, fake.URL(), nil)
+	cfg.metrics = metrics
+	s := StartSidecar(t, cfg.yaml())
+	s.WaitListening(t, httpAddr)
+
+	giant := strings.Repeat("g", 3<<20)
+	td := heavyTraces("light", 10)
+	sp := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(5)
+	sp.SetName("giant")
+	sp.Attributes().PutStr("pad", giant)
+	traces, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for i := range 10 {
+		lr := lrs.AppendEmpty()
+		lr.Body().SetStr(fmt.Sprintf("light-%d", i))
+		if i == 5 {
+			lr.Body().SetStr("giant")
+			lr.Attributes().PutStr("pad", giant)
+		}
+	}
+	logs, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []struct {
+		path string
+		body []byte
+	}{{"/v1/logs", logs}, {"/v1/traces", traces}} {
+		path := req.path
+		resp, err := http.Post("http://"+httpAddr+path, "application/x-protobuf", bytes.NewReader(req.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s; want the request taken, its giant record dropped", path, resp.Status)
+		}
+	}
+	if err := fake.WaitSpans("app-traces", 9, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.WaitEvents("app-logs", 9, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	served := scrape(t, "http://"+metrics+"/metrics")
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	dropped := map[string]int{}
+	for series, v := range served {
+		if strings.HasPrefix(series, "otelcol_exporter_axiom_dropped_items{") && strings.Contains(series, `reason="heavier_than_queue"`) {
+			n, _ := strconv.Atoi(v)
+			for _, signal := range []string{"logs", "traces"} {
+				if strings.Contains(series, `signal="`+signal+`"`) {
+					dropped[signal] += n
+				}
+			}
+		}
+	}
+	if dropped["logs"] != 1 || dropped["traces"] != 1 {
+		t.Errorf("dropped_items{reason=\"heavier_than_queue\"} = %v, want the giant span and the giant log record", dropped)
+	}
+	for _, sp := range fake.Spans("app-traces") {
+		if sp["name"] == "giant" {
+			t.Error("the giant span arrived")
+		}
+	}
+	for _, ev := range fake.Events("app-logs") {
+		if ev["message"] == "giant" {
+			t.Error("the giant log record arrived")
+		}
+	}
+	if n := strings.Count(s.Logs(), "weighs more than the queue ever admits"); n != 2 {
+		t.Errorf("%d log lines about the giant records, want one each:\n%s", n, s.Logs())
 	}
 }

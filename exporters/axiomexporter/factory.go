@@ -122,7 +122,7 @@ func (x boundedLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	if err == nil || o.r == nil || !x.parts.tooHeavy(int64(o.r.weight)) {
 		return err
 	}
-	return x.parts.logs(ctx, x.weigher, ld, x.offerOne)
+	return x.parts.logs(ctx, x.base, x.weigher, ld, x.offerOne)
 }
 
 func (x boundedLogs) offerOne(ctx context.Context, ld plog.Logs) error {
@@ -147,7 +147,7 @@ func (x boundedTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 	if err == nil || consumererror.IsPermanent(err) || !x.parts.tooHeavy(int64(tracesSizer.TracesSize(td))) {
 		return err
 	}
-	return x.parts.traces(ctx, td, x.offerOne)
+	return x.parts.traces(ctx, x.base, td, x.offerOne)
 }
 
 // tracesSizer weighs traces as exporterhelper's queue does in bytes.

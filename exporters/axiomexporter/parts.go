@@ -3,9 +3,13 @@ package axiomexporter
 import (
 	"context"
 
+	"go.uber.org/zap"
+
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/sidecarhq/sidecar/internal/losses"
 )
 
 // inParts offers the queue, in parts, data that weighs more than it ever
@@ -17,7 +21,10 @@ import (
 // queue on every offer ("element size too large", or as full on disk), so
 // such data was never taken: a source that blocks when full blocked its app
 // for good, and an OTLP client was refused on every retry. Parts of at most
-// one batch always fit an empty queue.
+// one batch always fit an empty queue, but for a record heavier than the
+// queue on its own (the cut puts it alone): that one can never be queued,
+// so it is dropped, counted (reason heavier_than_queue) and logged, once,
+// instead of refused on every offer.
 type inParts struct {
 	// admits is the heaviest request the queue takes (its size in bytes);
 	// 0 without a queue, which takes anything.
@@ -33,6 +40,20 @@ func newInParts(cfg *Config) inParts {
 	return inParts{admits: q.QueueSize, batch: int(cfg.batchBytes())}
 }
 
+// never says whether a part the queue refused can never be queued: one
+// record whose weight, by the queue's measure, is more than it admits.
+func (p inParts) never(records, weight int) bool {
+	return records == 1 && p.tooHeavy(int64(weight))
+}
+
+// dropHeavy drops one record (a part never says the queue cannot take),
+// counted and logged.
+func (b *base) dropHeavy(weight int, admits int64, err error) {
+	b.drops.Record(b.signal, losses.HeavierThanQueue, 1, weight)
+	b.set.Logger.Error("a record weighs more than the queue ever admits; dropped instead of refused on every retry (counted in otelcol_exporter_axiom_dropped_items{reason=\"heavier_than_queue\"})",
+		zap.String("signal", b.signal), zap.Int("weight", weight), zap.Int64("queue_size", admits), zap.Error(err))
+}
+
 // tooHeavy says whether a request of the given weight, which the queue
 // refused, weighs more than it ever admits.
 func (p inParts) tooHeavy(weight int64) bool {
@@ -41,14 +62,25 @@ func (p inParts) tooHeavy(weight int64) bool {
 
 // logs offers a copy of ld (ld is the caller's: the exporter does not
 // mutate data) in parts of at most one batch by the weigher's measure.
-func (p inParts) logs(ctx context.Context, w *logsWeigher, ld plog.Logs, offerOne func(context.Context, plog.Logs) error) error {
+func (p inParts) logs(ctx context.Context, b *base, w *logsWeigher, ld plog.Logs, offerOne func(context.Context, plog.Logs) error) error {
 	cp := plog.NewLogs()
 	ld.CopyTo(cp)
 	var parts []plog.Logs
 	for _, r := range w.request(cp).split(p.batch) {
 		parts = append(parts, r.(*logsRequest).ld)
 	}
-	return offerInOrder(ctx, parts, offerOne, func(err error, rest []plog.Logs) error {
+	never := func(part plog.Logs, err error) bool {
+		if part.LogRecordCount() != 1 {
+			return false
+		}
+		weight := w.request(part).BytesSize()
+		if !p.never(1, weight) {
+			return false
+		}
+		b.dropHeavy(weight, p.admits, err)
+		return true
+	}
+	return offerInOrder(ctx, parts, offerOne, never, func(err error, rest []plog.Logs) error {
 		joined := plog.NewLogs()
 		for _, left := range rest {
 			left.ResourceLogs().MoveAndAppendTo(joined.ResourceLogs())
@@ -59,9 +91,20 @@ func (p inParts) logs(ctx context.Context, w *logsWeigher, ld plog.Logs, offerOn
 
 // traces offers td (copied into the parts) in parts of at most one batch
 // by the traces queue's measure, the protobuf size.
-func (p inParts) traces(ctx context.Context, td ptrace.Traces, offerOne func(context.Context, ptrace.Traces) error) error {
+func (p inParts) traces(ctx context.Context, b *base, td ptrace.Traces, offerOne func(context.Context, ptrace.Traces) error) error {
 	parts := cutSpans(td, spansOfAtMost(p.batch))
-	return offerInOrder(ctx, parts, offerOne, func(err error, rest []ptrace.Traces) error {
+	never := func(part ptrace.Traces, err error) bool {
+		if part.SpanCount() != 1 {
+			return false
+		}
+		weight := tracesSizer.TracesSize(part)
+		if !p.never(1, weight) {
+			return false
+		}
+		b.dropHeavy(weight, p.admits, err)
+		return true
+	}
+	return offerInOrder(ctx, parts, offerOne, never, func(err error, rest []ptrace.Traces) error {
 		joined := ptrace.NewTraces()
 		for _, left := range rest {
 			left.ResourceSpans().MoveAndAppendTo(joined.ResourceSpans())
@@ -74,11 +117,12 @@ func (p inParts) traces(ctx context.Context, td ptrace.Traces, offerOne func(con
 // refused, what is left goes back to the caller as a partial refusal
 // (partial joins it into a consumererror.Logs or Traces), which the caller
 // retries alone: the parts taken are not offered again. A refusal of the
-// first part is the whole data's.
-func offerInOrder[T any](ctx context.Context, parts []T, offerOne func(context.Context, T) error, partial func(error, []T) error) error {
+// first part is the whole data's. A refused part that the queue can never
+// take is dropped by never (which says so) and counts as taken.
+func offerInOrder[T any](ctx context.Context, parts []T, offerOne func(context.Context, T) error, never func(T, error) bool, partial func(error, []T) error) error {
 	for i, part := range parts {
 		err := offerOne(ctx, part)
-		if err == nil {
+		if err == nil || never(part, err) {
 			continue
 		}
 		if i == 0 {

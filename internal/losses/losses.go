@@ -55,6 +55,9 @@ const (
 	// Shutdown: shutdown_timeout passed before Axiom took records held in
 	// memory (a persistent queue keeps them instead).
 	Shutdown Reason = "shutdown"
+	// HeavierThanQueue: one record weighed more than the exporter's queue
+	// ever admits (sending_queue.queue_size), so it could never be queued.
+	HeavierThanQueue Reason = "heavier_than_queue"
 	// BudgetFull: the memory and disk budgets were full and the source's
 	// when_full policy dropped records (drop_oldest, drop_newest).
 	BudgetFull Reason = "budget_full"
