@@ -79,6 +79,10 @@ type conn struct {
 	attrs []stream.Attr // of every line in lines
 	// attrsFrom is a record whose attributes are attrs, as it was read.
 	attrsFrom recordFields
+	// attrsGen counts the changes of attrs (setAttrs).
+	attrsGen uint64
+	// shapes are the records read last, by their bytes (template.go).
+	shapes shapes
 	// betweenFrames is set while no frame is being decoded: only then may
 	// the idle connection give its arena back.
 	betweenFrames bool
@@ -244,18 +248,32 @@ func (c *conn) handleRecord(rec *fluentRecord) error {
 		c.s.countTruncated()
 	}
 	mark := rec.mark
-	if !c.attrsFrom.matches(rec, c.tag) {
-		c.attrsFrom.set(rec, c.tag)
-		sortExtras(rec)
-		if !c.sameAttrs(rec) {
-			var err error
-			if mark, err = c.flushBefore(mark); err != nil {
-				return err
+	if s := rec.shape; s != nil && s.hasAttrs && s.attrsGen == c.attrsGen && s.attrsTag == c.tag {
+		// A record of this shape had the batch's attributes, which did
+		// not change since.
+	} else {
+		if !c.attrsFrom.matches(rec, c.tag) {
+			c.attrsFrom.set(rec, c.tag)
+			sortExtras(rec)
+			if !c.sameAttrs(rec) {
+				var err error
+				if mark, err = c.flushBefore(mark); err != nil {
+					return err
+				}
+				c.setAttrs(c.recordAttrs(rec))
 			}
-			c.attrs = c.recordAttrs(rec)
+		}
+		if s != nil {
+			s.hasAttrs, s.attrsGen, s.attrsTag = true, c.attrsGen, c.tag
 		}
 	}
 	return c.appendLine(mark, stream.Line{Time: rec.time, Stream: rec.stream, Truncated: rec.truncated})
+}
+
+// setAttrs makes attrs the attributes of the lines that follow.
+func (c *conn) setAttrs(attrs []stream.Attr) {
+	c.attrs = attrs
+	c.attrsGen++
 }
 
 // appendLine adds the line whose bytes are arena[mark:].
@@ -468,7 +486,7 @@ func (c *conn) emitPartial(p *pending) error {
 		if mark, err = c.flushBefore(mark); err != nil {
 			return err
 		}
-		c.attrs = p.attrs
+		c.setAttrs(p.attrs)
 		c.attrsFrom.valid = false
 	}
 	if p.truncated {

@@ -250,10 +250,11 @@ func (c *conn) readEntry(r *msgp.Reader, inEntry bool) error {
 		}
 	}
 	rec.mark = len(c.arena)
-	if err := c.readRecord(r, rec); err != nil {
+	read, err := c.readRecord(r, rec)
+	if err != nil {
 		return err
 	}
-	return c.handleRecord(rec)
+	return c.handleRecord(read)
 }
 
 func (c *conn) skipBadRecord(r *msgp.Reader, why string) error {

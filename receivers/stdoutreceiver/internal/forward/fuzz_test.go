@@ -38,6 +38,12 @@ func FuzzReadFrames(f *testing.F) {
 		{0x93, 0xa1, 't', 0xd7, 0x00, 1, 2, 3, 4, 0, 0, 0, 5, 0x81, 0xa3, 'l', 'o', 'g', 0xa1, 'x'},
 		[]byte("[\"tag\", 1, {\"log\": \"json is not msgpack\"}]\n"),
 		messageFrame("app", 1767225600, "", kv{"log", "x"})[:7],
+		// Records of one shape (template.go), its fields after the line changed, another tag.
+		append(forwardRecords("fl", t0, firelens("a", "one", "t1"), firelens("a", long, "t1"), firelens("a", "three", "t2")),
+			forwardRecords("fm", t0, firelens("a", "four", "t2"), firelens("b", "five", "t2"))...),
+		append(messageFrame("d", 1, "", kv{"source", "stdout"}, kv{"log", "r1"}, kv{"container_name", "/a"}),
+			append(messageFrame("d", 1, "", kv{"log", "r2"}, kv{"container_name", "/a"}, kv{"source", "stdout"}),
+				messageFrame("d", 1, "", kv{"source", "stdout"}, kv{"log", "r3"}, kv{"container_name", "/a"})...)...),
 	}
 	for _, s := range seeds {
 		f.Add(s)

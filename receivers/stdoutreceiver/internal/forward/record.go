@@ -29,6 +29,9 @@ type fluentRecord struct {
 	partial, partialLast bool
 	extras               []extra
 	scratch              []byte
+	// shape is the shape the record was read as, or kept as (template.go);
+	// nil when neither.
+	shape *shape
 }
 
 // extra is a further string field kept as an attribute.
@@ -42,23 +45,43 @@ func (r *fluentRecord) bytes(s scratchRange) []byte { return r.scratch[s.off:s.e
 
 // readRecord reads a record map: log/message into the arena, the fields we
 // turn into attributes into rec.scratch; everything else is skipped.
-func (c *conn) readRecord(r *msgp.Reader, rec *fluentRecord) error {
-	n, err := r.ReadMapHeader()
-	if err != nil {
-		return badFrame("record: %v", err)
+//
+// It returns the record read: rec, or the record of the shape it was read
+// as (template.go).
+func (c *conn) readRecord(r *msgp.Reader, rec *fluentRecord) (*fluentRecord, error) {
+	if shaped, err := c.readShaped(r, rec); shaped != nil || err != nil {
+		return shaped, err
 	}
-	read, err := c.readBufferedFields(r, rec, n)
-	if err != nil {
-		return err
+	var n, read uint32
+	var err error
+	if buf := buffered(r); len(buf) > 0 && buf[0]&0xf0 == 0x80 { // a fixmap, as records are
+		n = uint32(buf[0] & 0x0f)
+		_, _ = r.R.Skip(1) // buffered: cannot fail
+		var line bufferedLine
+		if read, line, err = c.readBufferedFields(r, rec, n); err != nil {
+			return nil, err
+		}
+		if read == n { // read whole from buf, which still holds it (Skip keeps the buffered bytes)
+			line.start, line.end = line.start+1, line.end+1
+			c.keepShape(rec, buf[:1+line.size], line)
+			return rec, nil
+		}
+	} else {
+		if n, err = r.ReadMapHeader(); err != nil {
+			return nil, badFrame("record: %v", err)
+		}
+		if read, _, err = c.readBufferedFields(r, rec, n); err != nil {
+			return nil, err
+		}
 	}
 	for range n - read {
 		key, err := readKey(r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if key == nil { // not a short string: skip its value too
 			if err := skipValue(r); err != nil {
-				return err
+				return nil, err
 			}
 			continue
 		}
@@ -96,10 +119,10 @@ func (c *conn) readRecord(r *msgp.Reader, rec *fluentRecord) error {
 			err = c.readExtra(r, rec, key)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return rec, nil
 }
 
 // readBufferedFields reads the fields at the start of a record of n that
@@ -112,10 +135,14 @@ func (c *conn) readRecord(r *msgp.Reader, rec *fluentRecord) error {
 // not hold whole, a line over maxLine, docker's partial_* flags), and
 // returns how many it read. It never reads from the connection. What it
 // does with a field is what readRecord's loop does with the same field.
-func (c *conn) readBufferedFields(r *msgp.Reader, rec *fluentRecord, n uint32) (uint32, error) {
+//
+// line is where the record's line lay in what it read, and size how many
+// bytes it read (for keepShape).
+func (c *conn) readBufferedFields(r *msgp.Reader, rec *fluentRecord, n uint32) (uint32, bufferedLine, error) {
 	buf := buffered(r)
 	off := 0
 	var read uint32
+	var line bufferedLine
 	for ; read < n; read++ {
 		key, keySize, ok := fixStr(buf[off:])
 		if !ok {
@@ -132,16 +159,21 @@ func (c *conn) readBufferedFields(r *msgp.Reader, rec *fluentRecord, n uint32) (
 			break
 		}
 		if ok, err := c.bufferedField(rec, key, v); err != nil {
-			return 0, err
+			return 0, line, err
 		} else if !ok {
 			break
 		}
+		if string(key) == "log" || string(key) == "message" {
+			line.fields++
+			line.start, line.end = off+keySize, off+keySize+valueSize
+		}
 		off += keySize + valueSize
 	}
+	line.size = off
 	if _, err := r.R.Skip(off); err != nil {
-		return 0, badFrame("record: %v", err)
+		return 0, line, badFrame("record: %v", err)
 	}
-	return read, nil
+	return read, line, nil
 }
 
 // bufferedField does with the field key: v (a string value) what

@@ -1,0 +1,131 @@
+package forward
+
+// Records read again from their shape: a client sends its records with the
+// same fields in the same order, only the line differing (FireLens's
+// container and ecs_* fields, docker's container_id, container_name and
+// source), so a record whose bytes but for its line's value are those of a
+// record read before is read as that record was, without reading its fields
+// one by one (readBufferedFields and bufferedField: about 1,500
+// instructions per FireLens-style line, 850 docker-style;
+// bench/count-logpath.sh -forward).
+
+import (
+	"bytes"
+
+	"github.com/tinylib/msgp/msgp"
+)
+
+// Limits of the shapes a connection keeps.
+const (
+	// maxShapes is how many shapes a connection keeps. Docker's fluentd
+	// driver writes a record as a Go map, whose iteration starts at a
+	// random slot: a small map comes in a few rotations of one order.
+	maxShapes = 4
+	// maxShapeBytes bounds a shape's bytes around its line: a record with
+	// more is read field by field.
+	maxShapeBytes = 4 << 10
+)
+
+// shape is a record as it was read: its bytes before and after its line's
+// value, and what reading them made of it.
+type shape struct {
+	// head is the record's bytes from its map header up to its line's
+	// value (its header excluded), tail those after the value.
+	head, tail []byte
+	// rec is the record read, its line aside: its fields, scratch and
+	// extras as readRecord left them. It stands for the records read as
+	// the shape (readShaped sets its time and mark), and rec.shape points
+	// back here.
+	rec fluentRecord
+	// attrsGen and attrsTag are the conn's attrsGen and tag when a record
+	// of this shape was found to have the batch's attributes: while both
+	// are still the same, its records have them too.
+	attrsGen uint64
+	attrsTag string
+	hasAttrs bool
+}
+
+// shapes are the record shapes a connection read last.
+type shapes struct {
+	s    [maxShapes]shape
+	n    int // shapes in s
+	next int // the one replaced next
+	last int // the one that matched last: tried first
+}
+
+// bufferedLine is where readBufferedFields found a record's line among the
+// size bytes it read from the buffer (after the map header): its value
+// with its header at [start, end), and how many line fields ("log",
+// "message") the record had.
+type bufferedLine struct {
+	start, end, size int
+	fields           int
+}
+
+// readShaped reads the record at the start of r's buffer as the shape whose
+// bytes it has but for its line's value, if one has: its line into the
+// arena, and returns the shape's record, its time rec's, to stand for it.
+// It reads nothing and returns nil when no shape matches or the line is
+// over maxLine.
+func (c *conn) readShaped(r *msgp.Reader, rec *fluentRecord) (*fluentRecord, error) {
+	ss := &c.shapes
+	if ss.n == 0 {
+		return nil, nil
+	}
+	buf := buffered(r)
+	for k := range ss.n {
+		i := ss.last
+		if k > 0 { // the others, after the one that matched last
+			if i = k - 1; i >= ss.last {
+				i++
+			}
+		}
+		s := &ss.s[i]
+		h := len(s.head)
+		if len(buf) <= h+len(s.tail) || !bytes.Equal(buf[:h], s.head) {
+			continue
+		}
+		v, size, ok := bufferedStr(buf[h:]) // a line is seldom a fixstr
+		if !ok || len(v) > c.maxLine {
+			return nil, nil
+		}
+		end := h + size + len(s.tail)
+		if len(buf) < end || !bytes.Equal(buf[h+size:end], s.tail) {
+			continue
+		}
+		if err := c.reserve(len(v)); err != nil {
+			return nil, err
+		}
+		s.rec.time = rec.time
+		s.rec.mark = len(c.arena)
+		c.arena = append(c.arena, v...) // within the arena's capacity (reserve)
+		ss.last = i
+		_, err := r.R.Skip(end) // buffered: cannot fail
+		return &s.rec, err
+	}
+	return nil, nil
+}
+
+// keepShape keeps the record just read as a shape, when it was read whole
+// from the buffer with one line field, not cut: rec its result and p the
+// record's bytes, its line at [line.start, line.end).
+func (c *conn) keepShape(rec *fluentRecord, p []byte, line bufferedLine) {
+	if line.fields != 1 || !rec.hasLine || rec.truncated || len(p)-(line.end-line.start) > maxShapeBytes {
+		return
+	}
+	ss := &c.shapes
+	i := ss.next
+	ss.next = (ss.next + 1) % maxShapes
+	ss.n = max(ss.n, i+1)
+	s := &ss.s[i]
+	scratch, extras := s.rec.scratch, s.rec.extras
+	s.rec = *rec
+	s.rec.scratch = append(scratch[:0], rec.scratch...)
+	s.rec.extras = append(extras[:0], rec.extras...)
+	s.rec.shape = s
+	s.head = append(s.head[:0], p[:line.start]...)
+	s.tail = append(s.tail[:0], p[line.end:]...)
+	s.hasAttrs, s.attrsTag = false, ""
+	rec.shape = s
+	ss.last = i
+}
