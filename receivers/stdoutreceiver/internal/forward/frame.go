@@ -43,6 +43,9 @@ func badFrame(format string, args ...any) error {
 // is an error wrapping errBadFrame; io.EOF means the client closed cleanly
 // between frames.
 func (c *conn) readFrame() error {
+	if ok, err := c.readShapedMessage(); ok {
+		return err
+	}
 	lead, err := c.r.R.PeekByte()
 	if err != nil {
 		return err // io.EOF between frames is a clean close

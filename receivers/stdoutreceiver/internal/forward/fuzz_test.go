@@ -44,6 +44,9 @@ func FuzzReadFrames(f *testing.F) {
 		append(messageFrame("d", 1, "", kv{"source", "stdout"}, kv{"log", "r1"}, kv{"container_name", "/a"}),
 			append(messageFrame("d", 1, "", kv{"log", "r2"}, kv{"container_name", "/a"}, kv{"source", "stdout"}),
 				messageFrame("d", 1, "", kv{"source", "stdout"}, kv{"log", "r3"}, kv{"container_name", "/a"})...)...),
+		append(messageFrame("d", 1, "", kv{"source", "stdout"}, kv{"log", "r1"}),
+			append(messageFrame("d", 1, "c", kv{"source", "stdout"}, kv{"log", "r2"}),
+				messageFrame("e", 1, "", kv{"source", "stdout"}, kv{"log", long})...)...),
 	}
 	for _, s := range seeds {
 		f.Add(s)

@@ -68,11 +68,72 @@ type bufferedLine struct {
 // It reads nothing and returns nil when no shape matches or the line is
 // over maxLine.
 func (c *conn) readShaped(r *msgp.Reader, rec *fluentRecord) (*fluentRecord, error) {
-	ss := &c.shapes
-	if ss.n == 0 {
+	i, v, end := c.matchShape(buffered(r))
+	if i < 0 {
 		return nil, nil
 	}
-	buf := buffered(r)
+	s := &c.shapes.s[i]
+	if err := c.takeShaped(i, v); err != nil {
+		return nil, err
+	}
+	s.rec.time = rec.time
+	_, err := r.R.Skip(end) // buffered: cannot fail
+	return &s.rec, err
+}
+
+// readShapedMessage reads a Message frame, [tag, EventTime, record] with
+// or without a nil or empty option, as docker's fluentd driver writes a
+// line, when r's buffer holds it whole and its record has a known shape:
+// from the buffer at once, instead of through readFrame's steps. It reads
+// nothing and returns false otherwise.
+func (c *conn) readShapedMessage() (bool, error) {
+	p := buffered(c.r)
+	if c.shapes.n == 0 || len(p) < 2 || p[0] != 0x93 && p[0] != 0x94 {
+		return false, nil
+	}
+	tag, off, ok := fixStr(p[1:])
+	if !ok {
+		if tag, off, ok = bufferedStr(p[1:]); !ok || len(tag) > maxTagBytes {
+			return false, nil
+		}
+	}
+	off++
+	const timeSize = 10 // fixext8, type 0
+	if len(p) < off+timeSize || p[off] != 0xd7 || p[off+1] != 0 {
+		return false, nil
+	}
+	t := p[off+2 : off+timeSize]
+	off += timeSize
+	i, v, size := c.matchShape(p[off:])
+	if i < 0 {
+		return false, nil
+	}
+	end := off + size
+	if p[0] == 0x94 {
+		if len(p) <= end || p[end] != 0xc0 && p[end] != 0x80 { // nil, {}: no ack asked
+			return false, nil
+		}
+		end++
+	}
+	c.betweenFrames = false
+	c.setTag(tag)
+	c.messageMode = true
+	if err := c.takeShaped(i, v); err != nil {
+		return true, err
+	}
+	rec := &c.shapes.s[i].rec
+	rec.time = eventTime(t)
+	if _, err := c.r.R.Skip(end); err != nil { // buffered: cannot fail
+		return true, err
+	}
+	return true, c.handleRecord(rec)
+}
+
+// matchShape finds the shape of the record at the start of p, which holds
+// it whole: it returns the shape's index, the record's line and the
+// record's size, or -1 when no shape matches or the line is over maxLine.
+func (c *conn) matchShape(p []byte) (int, []byte, int) {
+	ss := &c.shapes
 	for k := range ss.n {
 		i := ss.last
 		if k > 0 { // the others, after the one that matched last
@@ -82,28 +143,34 @@ func (c *conn) readShaped(r *msgp.Reader, rec *fluentRecord) (*fluentRecord, err
 		}
 		s := &ss.s[i]
 		h := len(s.head)
-		if len(buf) <= h+len(s.tail) || !bytes.Equal(buf[:h], s.head) {
+		if len(p) <= h+len(s.tail) || !bytes.Equal(p[:h], s.head) {
 			continue
 		}
-		v, size, ok := bufferedStr(buf[h:]) // a line is seldom a fixstr
+		v, size, ok := bufferedStr(p[h:]) // a line is seldom a fixstr
 		if !ok || len(v) > c.maxLine {
-			return nil, nil
+			return -1, nil, 0
 		}
 		end := h + size + len(s.tail)
-		if len(buf) < end || !bytes.Equal(buf[h+size:end], s.tail) {
+		if len(p) < end || !bytes.Equal(p[h+size:end], s.tail) {
 			continue
 		}
-		if err := c.reserve(len(v)); err != nil {
-			return nil, err
-		}
-		s.rec.time = rec.time
-		s.rec.mark = len(c.arena)
-		c.arena = append(c.arena, v...) // within the arena's capacity (reserve)
-		ss.last = i
-		_, err := r.R.Skip(end) // buffered: cannot fail
-		return &s.rec, err
+		return i, v, end
 	}
-	return nil, nil
+	return -1, nil, 0
+}
+
+// takeShaped copies the line v of a record of shape i into the arena
+// (which may deliver the batch to make room), its place in the shape's
+// record.
+func (c *conn) takeShaped(i int, v []byte) error {
+	if err := c.reserve(len(v)); err != nil {
+		return err
+	}
+	s := &c.shapes.s[i]
+	s.rec.mark = len(c.arena)
+	c.arena = append(c.arena, v...) // within the arena's capacity (reserve)
+	c.shapes.last = i
+	return nil
 }
 
 // keepShape keeps the record just read as a shape, when it was read whole

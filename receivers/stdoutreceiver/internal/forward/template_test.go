@@ -213,3 +213,61 @@ func TestShapesAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// Message frames of a known shape are read at once from the buffer; one
+// that asks for an ack, or has another option, is read frame by frame and
+// acknowledged. Three-element frames and nil options are read as well.
+func TestShapedMessageFrames(t *testing.T) {
+	fields := func(line string) []kv {
+		return []kv{{"container_id", "4f3a2b9c1d7e"}, {"container_name", "/api"}, {"source", "stdout"}, {"log", line}}
+	}
+	frame := func(elems uint32, tag string, sec uint32, line string, option func([]byte) []byte) []byte {
+		b := msgp.AppendArrayHeader(nil, elems)
+		b = msgp.AppendString(b, tag)
+		b = appendEventTime(b, time.Unix(int64(sec), 5))
+		b = appendRecord(b, fields(line)...)
+		if option != nil {
+			b = option(b)
+		}
+		return b
+	}
+	empty := func(b []byte) []byte { return msgp.AppendMapHeader(b, 0) }
+	null := msgp.AppendNil
+	withChunk := func(b []byte) []byte { return appendOption(b, "c-1") }
+	other := func(b []byte) []byte { return msgp.AppendInt(b, 7) } // junk: no ack asked
+	var data []byte
+	for _, f := range [][]byte{
+		frame(4, "docker.api", 100, "one", empty), frame(4, "docker.api", 101, "two", empty),
+		frame(3, "docker.api", 102, "three", nil), frame(4, "docker.api", 103, "four", null),
+		frame(4, "docker.api", 104, "five", withChunk), frame(4, "docker.api", 105, "six", other),
+		frame(4, "docker.web", 106, "seven", empty),
+	} {
+		data = append(data, f...)
+	}
+	lines, st := readBothWays(t, data)
+	want := []string{"one", "two", "three", "four", "five", "six", "seven"}
+	if len(lines) != len(want) || st.BadRecords != 0 {
+		t.Fatalf("got %d lines, %+v", len(lines), st)
+	}
+	for i, l := range lines {
+		tag := "docker.api"
+		if i == 6 {
+			tag = "docker.web"
+		}
+		if l.Data != want[i] || !l.Time.Equal(time.Unix(int64(100+i), 5)) || l.Attrs[AttrTag] != tag ||
+			l.Attrs[AttrContainerName] != "/api" || l.Stream != "stdout" {
+			t.Errorf("line %d: %+v", i, l)
+		}
+	}
+	s, err := New(Config{Endpoint: "127.0.0.1:0"}, Settings{}, streamtest.NewRecorder().Sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acks bytes.Buffer
+	if err := newConn(s, bytes.NewReader(data), &acks).serve(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAck(t, msgp.NewReader(&acks)); got != "c-1" {
+		t.Fatalf("ack %q, want c-1", got)
+	}
+}
