@@ -15,15 +15,18 @@ import (
 	"github.com/tinylib/msgp/msgp"
 )
 
-// Limits of the shapes a connection keeps.
+// Limits of the shapes a connection keeps, which it keeps while idle too:
+// at most maxShapes × 2 × maxShapeBytes bytes (its head and tail, and the
+// scratch copied from them).
 const (
 	// maxShapes is how many shapes a connection keeps. Docker's fluentd
-	// driver writes a record as a Go map, whose iteration starts at a
-	// random slot: a small map comes in a few rotations of one order.
-	maxShapes = 4
+	// driver writes a record from a Go map, whose iteration starts at a
+	// random slot: a map of up to 8 fields (one group, or bucket, of
+	// slots) comes in as many rotations of one order as it has fields.
+	maxShapes = 8
 	// maxShapeBytes bounds a shape's bytes around its line: a record with
 	// more is read field by field.
-	maxShapeBytes = 4 << 10
+	maxShapeBytes = 1 << 10
 )
 
 // shape is a record as it was read: its bytes before and after its line's

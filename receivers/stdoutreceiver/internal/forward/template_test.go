@@ -84,11 +84,13 @@ func TestShapedRecordsKeepTheirOwnAttributes(t *testing.T) {
 	}
 }
 
-// Docker's fluentd driver writes a record as a Go map, so the same fields
-// come in a few rotations of one order: every rotation is one shape, and
-// all of them one batch of one set of attributes.
+// Docker's fluentd driver writes a record from a Go map, so the same
+// fields (here with four labels) come in rotations of one order: every
+// rotation is one shape, and all of them one batch of one set of
+// attributes.
 func TestRotatedFieldsAreOneBatch(t *testing.T) {
-	fields := []kv{{"container_id", "4f3a2b9c1d7e"}, {"container_name", "/api"}, {"source", "stderr"}, {"log", ""}}
+	fields := []kv{{"container_id", "4f3a2b9c1d7e"}, {"container_name", "/api"}, {"source", "stderr"}, {"log", ""},
+		{"env", "prod"}, {"team", "payments"}, {"version", "1.4.2"}, {"region", "eu-west-1"}}
 	var data []byte
 	var want []string
 	for i := range 3 * len(fields) {
@@ -103,7 +105,10 @@ func TestRotatedFieldsAreOneBatch(t *testing.T) {
 		want = append(want, line)
 	}
 	// Another container's record, whose shape takes the place of one with
-	// the batch's attributes.
+	// the batch's attributes (a shape per rotation: maxShapes of them).
+	if len(fields) != maxShapes {
+		t.Fatalf("%d rotations, want maxShapes (%d)", len(fields), maxShapes)
+	}
 	data = append(data, messageFrame("docker", 1767225600, "", kv{"container_id", "4f3a2b9c1d7e"},
 		kv{"container_name", "/web"}, kv{"source", "stderr"}, kv{"log", "web"})...)
 	rec := streamtest.NewRecorder()
@@ -123,8 +128,8 @@ func TestRotatedFieldsAreOneBatch(t *testing.T) {
 	}
 	lines = lines[:len(want)]
 	for i, l := range lines {
-		if l.Data != want[i] || l.Stream != "stderr" || len(l.Attrs) != 3 || l.Attrs[AttrContainerName] != "/api" ||
-			l.Attrs[AttrContainerID] != "4f3a2b9c1d7e" || l.Attrs[AttrTag] != "docker" {
+		if l.Data != want[i] || l.Stream != "stderr" || len(l.Attrs) != 7 || l.Attrs[AttrContainerName] != "/api" ||
+			l.Attrs[AttrContainerID] != "4f3a2b9c1d7e" || l.Attrs[AttrTag] != "docker" || l.Attrs["team"] != "payments" {
 			t.Errorf("line %d: %+v", i, l)
 		}
 	}
