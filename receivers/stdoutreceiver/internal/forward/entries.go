@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"time"
 
 	"github.com/tinylib/msgp/msgp"
@@ -57,6 +58,9 @@ func (e *Entries) Read(tag string, entries []byte) error {
 	c.tag = tag
 	var err error
 	for {
+		if _, err = c.readShapedEntries(c.r, math.MaxUint32); err != nil {
+			break
+		}
 		if _, err = c.r.R.PeekByte(); err != nil {
 			break
 		}

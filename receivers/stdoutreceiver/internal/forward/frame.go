@@ -136,10 +136,18 @@ func (c *conn) readForwardEntries() error {
 	if err != nil {
 		return badFrame("%v", err)
 	}
-	for range n {
+	for n > 0 {
+		read, err := c.readShapedEntries(c.r, n)
+		if err != nil {
+			return err
+		}
+		if n -= read; n == 0 {
+			break
+		}
 		if err := c.readEntryArray(c.r); err != nil {
 			return err
 		}
+		n--
 	}
 	return nil
 }
@@ -181,6 +189,9 @@ func (c *conn) readPackedEntries() error {
 		c.packed.Reset(src)
 	}
 	for {
+		if _, err := c.readShapedEntries(c.packed, math.MaxUint32); err != nil {
+			return err
+		}
 		if _, err := c.packed.R.PeekByte(); err == io.EOF {
 			break
 		} else if err != nil {

@@ -132,6 +132,41 @@ func (c *conn) readShapedMessage() (bool, error) {
 	return true, c.handleRecord(rec)
 }
 
+// readShapedEntries reads the [EventTime, record] entries at the start of
+// r's buffer whose records have known shapes, at most n, from the buffer at
+// once instead of entry by entry, and returns how many it read: what Fluent
+// Bit (FireLens) sends in its Forward and PackedForward frames.
+func (c *conn) readShapedEntries(r *msgp.Reader, n uint32) (uint32, error) {
+	if c.shapes.n == 0 {
+		return 0, nil
+	}
+	p := buffered(r)
+	off := 0
+	var read uint32
+	var err error
+	const timeEnd = 11 // fixarray of 2, fixext8 of type 0
+	for ; read < n && err == nil; read++ {
+		q := p[off:]
+		if len(q) <= timeEnd || q[0] != 0x92 || q[1] != 0xd7 || q[2] != 0 {
+			break
+		}
+		i, v, size := c.matchShape(q[timeEnd:])
+		if i < 0 {
+			break
+		}
+		if err = c.takeShaped(i, v); err == nil {
+			rec := &c.shapes.s[i].rec
+			rec.time = eventTime(q[3:timeEnd])
+			err = c.handleRecord(rec)
+		}
+		off += timeEnd + size
+	}
+	if _, serr := r.R.Skip(off); err == nil { // buffered: cannot fail
+		err = serr
+	}
+	return read, err
+}
+
 // matchShape finds the shape of the record at the start of p, which holds
 // it whole: it returns the shape's index, the record's line and the
 // record's size, or -1 when no shape matches or the line is over maxLine.

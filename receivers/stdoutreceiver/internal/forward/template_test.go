@@ -2,6 +2,7 @@ package forward
 
 import (
 	"bytes"
+	"compress/gzip"
 	"reflect"
 	"strings"
 	"testing"
@@ -64,21 +65,40 @@ func TestShapedRecordsKeepTheirOwnAttributes(t *testing.T) {
 		firelens("api", "six", taskA),  // the first shape again
 	)
 	data = append(data, forwardRecords("other", t0, firelens("api", "seven", taskA))...)
+	// The same entries in a PackedForward frame, plain and gzipped.
+	packed := func(gz bool) []byte {
+		frame := forwardRecords("packed", t0, firelens("api", "p1", taskA), firelens("api", "p2", taskA), firelens("web", "p3", taskA))
+		entries := frame[len(msgp.AppendString(msgp.AppendArrayHeader(nil, 2), "packed"))+1:] // past [tag and the entries' fixarray header
+		if gz {
+			var z bytes.Buffer
+			zw := gzip.NewWriter(&z)
+			_, _ = zw.Write(entries)
+			_ = zw.Close()
+			entries = z.Bytes()
+		}
+		b := msgp.AppendArrayHeader(nil, 2)
+		b = msgp.AppendString(b, "packed")
+		return msgp.AppendBytes(b, entries)
+	}
+	data = append(append(data, packed(false)...), packed(true)...)
 	lines, st := readBothWays(t, data)
 	want := []struct{ line, name, task, tag string }{
 		{"one", "api", taskA, "app"}, {"two", "api", taskA, "app"}, {"three", "api", taskA, "app"},
 		{"four", "api", taskB, "app"}, {"five", "web", taskB, "app"}, {"six", "api", taskA, "app"},
 		{"seven", "api", taskA, "other"},
+		{"p1", "api", taskA, "packed"}, {"p2", "api", taskA, "packed"}, {"p3", "web", taskA, "packed"},
+		{"p1", "api", taskA, "packed"}, {"p2", "api", taskA, "packed"}, {"p3", "web", taskA, "packed"},
 	}
 	if len(lines) != len(want) || st.Records != int64(len(want)) || st.BadRecords != 0 {
 		t.Fatalf("got %d lines, %+v; want %d", len(lines), st, len(want))
 	}
+	at := []int{0, 1, 2, 3, 4, 5, 0, 0, 1, 2, 0, 1, 2} // the entries' times, in ms after t0
 	for i, w := range want {
 		l := lines[i]
 		a := l.Attrs
 		if l.Data != w.line || a[AttrContainerName] != w.name || a["ecs_task_arn"] != w.task || a[AttrTag] != w.tag ||
 			a[AttrContainerID] != "4f3a2b9c1d7e" || a["ecs_cluster"] != "prod" || a["ecs_task_definition"] != "api:42" ||
-			len(a) != 6 || l.Stream != "stdout" || !l.Time.Equal(t0.Add(time.Duration(i%6)*time.Millisecond)) {
+			len(a) != 6 || l.Stream != "stdout" || !l.Time.Equal(t0.Add(time.Duration(at[i])*time.Millisecond)) {
 			t.Errorf("line %d: %+v, want %+v", i, l, w)
 		}
 	}
