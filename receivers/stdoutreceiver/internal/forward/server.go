@@ -21,6 +21,12 @@
 // (numbers, maps) are ignored: the line is the app's output, the record is
 // only its envelope.
 //
+// A connection remembers the shapes of the last records it read (up to 8,
+// of at most 1 KiB of fields each: template.go): a record whose bytes but
+// for its line are those of one of them is read as that record was, its
+// line copied and its fields not read again, as nearly every record of a
+// FireLens or docker stream is.
+//
 // Records go to the Sink in batches, cut when the client has sent nothing
 // more: at once when an ack is owed or the client batches itself, after
 // a pause until the next tick of holdBatch for more frames when it sends a
