@@ -166,6 +166,10 @@ func New(opts Options) *Decoder { return &Decoder{opts: opts} }
 // one huge line does not pin memory in a pool forever.
 const maxRetainedBuf = 4 << 20
 
+// handOverBody is the mean body size from which a batch's records take
+// the bodies buffer rather than a copy of it (build).
+const handOverBody = 64 << 10
+
 // maxRetainedMembers likewise caps the per-member scratch kept after a line
 // with very many top-level members.
 const maxRetainedMembers = 4096
@@ -600,6 +604,12 @@ func hexString(line []byte, o *object, k, n int) ([]byte, bool) {
 // string stays pinned while the records wait in the exporter's queue, and
 // a string conversion does not zero the memory first, as a fresh buffer
 // (make) would, so the copy costs less than allocating the buffer per batch.
+// A batch of large lines (handOverBody or more per record: a stack trace
+// of 1 MiB) gives the records the buffer itself instead: the copy would be
+// a second copy of each line, alive with the first until the buffer's
+// next batch, and the buffer, kept in the receiver's pool of decoders, one
+// more line's worth per decoder there; such a buffer is filled again in a
+// few large appends, each allocating about what the string would.
 // JSON lines go to a raw scope per stream, whose attributes carry the
 // stream once for all its records (rawevent); other lines to one scope,
 // each record with its stream.
@@ -645,7 +655,12 @@ func (d *Decoder) build(logs plog.Logs, st *Stats, b stream.Batch, resource []st
 		text.EnsureCapacity(nText)
 	}
 	observed := pcommon.NewTimestampFromTime(now)
-	bodies := string(d.buf)
+	var bodies string
+	if len(d.buf) >= handOverBody*len(d.recs) {
+		bodies, d.buf = bytesToString(d.buf), nil
+	} else {
+		bodies = string(d.buf)
+	}
 	for i := range d.recs {
 		r := &d.recs[i]
 		var lr plog.LogRecord

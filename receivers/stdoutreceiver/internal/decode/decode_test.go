@@ -570,6 +570,26 @@ func TestDecodeBodiesOutliveTheBatch(t *testing.T) {
 	}
 }
 
+// A batch of large lines takes the decoder's bodies buffer instead of a
+// copy of it: the decoder (pooled) keeps no line-sized buffer, and the
+// bodies survive its next batches.
+func TestDecodeLargeLinesOwnTheirBodies(t *testing.T) {
+	const size = 256 << 10 // over handOverBody
+	d := New(Options{})
+	line := []byte(`{"level":50,"time":1,"stack":"` + strings.Repeat("a", size) + `"}`)
+	first := d.Decode(stream.Batch{Lines: []stream.Line{{Data: line}}}, nil, testNow)
+	if cap(d.buf) >= size {
+		t.Errorf("after a line of %d bytes the decoder keeps a buffer of %d", len(line), cap(d.buf))
+	}
+	copy(line, bytes.Repeat([]byte("z"), len(line)))
+	d.Decode(stream.Batch{Lines: []stream.Line{{Data: line}}}, nil, testNow)
+	d.Decode(stream.Batch{Lines: []stream.Line{{Data: []byte(`{"msg":"small"}`)}, {Data: []byte(`{"msg":"smaller"}`)}}}, nil, testNow)
+	body := first.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().Str()
+	if want := `{"level":"error","_time":1,"stack":"` + strings.Repeat("a", size) + `"}`; body != want {
+		t.Errorf("the first batch's body changed: %.80s...", body)
+	}
+}
+
 // axiomPino is the reference: what @axiomhq/pino (axiomhq/axiom-js,
 // packages/pino/src/index.ts) sends for a pino line. The transport does
 //
