@@ -282,3 +282,38 @@ func TestReceiverPermanentRefusalOfARestDropsOnlyTheRest(t *testing.T) {
 		})
 	}
 }
+
+// A drop policy that drops the rest of a partly taken batch counts the
+// bytes of exactly the rest's lines (as read, a CR included), whatever
+// the records' bodies hold: JSON records come first in the batch's logs.
+func TestReceiverDropPolicyCountsTheRestsLineBytes(t *testing.T) {
+	var lines, rest []string
+	for i := range 6 {
+		text, js := fmt.Sprintf("text %d\r", i), fmt.Sprintf(`{"level":30,"time":1764504000000,"msg":"json %d"}`, i)
+		lines = append(lines, text, js)
+		rest = append(rest, text) // the JSON records are the first half
+	}
+	p := &takesHalf{refuseRest: true}
+	logs, _ := consumer.NewLogs(p.ConsumeLogs)
+	cfg := stdinConfig(true)
+	cfg.Stdin = configoptional.Some(stdin.Config{ExitOnEOF: true, WhenFull: whenfull.DropOldest})
+	ledger := useLedger(t)
+	s := startReceiver(t, cfg, strings.NewReader(strings.Join(lines, "\n")+"\n"), logs, nil)
+	<-s.eof
+	for deadline := time.Now().Add(10 * time.Second); p.offerCount() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if err := s.r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var items, bytes int64
+	for _, loss := range ledger.Take() {
+		if loss.Signal == "logs" {
+			items, bytes = items+loss.Items, bytes+loss.Bytes
+		}
+	}
+	want := len(strings.Join(rest, ""))
+	if items != int64(len(rest)) || bytes != int64(want) {
+		t.Errorf("lost %d records of %d bytes, want the rest: %d of %d bytes", items, bytes, len(rest), want)
+	}
+}

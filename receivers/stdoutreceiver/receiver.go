@@ -59,14 +59,16 @@ const whenFullDrain = 2 * time.Second
 type stdoutReceiver struct {
 	sharedinstance.Member // one instance serves all its pipelines
 
-	cfg      *Config
-	set      receiver.Settings
-	logs     consumer.Logs   // nil when no logs pipeline uses the receiver
-	traces   consumer.Traces // nil when no traces pipeline uses the receiver
-	obs      *receiverhelper.ObsReport
-	metrics  *selfMetrics
-	losses   *losses.Recorder // what the when_full policies drop
-	decoders sync.Pool
+	cfg     *Config
+	set     receiver.Settings
+	logs    consumer.Logs   // nil when no logs pipeline uses the receiver
+	traces  consumer.Traces // nil when no traces pipeline uses the receiver
+	obs     *receiverhelper.ObsReport
+	metrics *selfMetrics
+	losses  *losses.Recorder // what the when_full policies drop
+	// decoders are pooled decode.Decoders; lineDecoders those that keep
+	// each record's line length, for a drop policy's exact lost bytes.
+	decoders, lineDecoders sync.Pool
 	// filter is the sampling processor's pre-sampling filter that decides
 	// span lines; nil without sampling_processor. Set in Start.
 	filter presample.Filter
@@ -244,9 +246,9 @@ func (r *stdoutReceiver) sink(policy whenfull.Policy) stream.Sink {
 	})
 	r.buffers = append(r.buffers, buf)
 	return func(ctx context.Context, b stream.Batch) error {
-		out := r.decode(ctx, b)
-		p := &pending{r: r, out: out, bytes: lineBytes(b), spans: out.Stats.Spans}
-		buf.Put(ctx, whenfull.Batch{Bytes: p.bytes + recordCost*len(b.Lines), Push: p.push, Dropped: p.dropped, Done: b.Done})
+		out := r.decode(ctx, b, true)
+		p := &pending{r: r, out: out, spans: out.Stats.Spans}
+		buf.Put(ctx, whenfull.Batch{Bytes: lineBytes(b) + recordCost*len(b.Lines), Push: p.push, Dropped: p.dropped, Done: b.Done})
 		return nil
 	}
 }
@@ -261,11 +263,12 @@ func lineBytes(b stream.Batch) int {
 
 // pending is a decoded batch a when_full buffer holds: its spans and its
 // log records are pushed separately, so spans already taken are not pushed
-// again while the logs are refused.
+// again while the logs are refused. Of log records partly taken, the rest
+// is the last of them (the axiom exporter takes parts in order), so
+// out.LineBytes keeps the rest's line lengths.
 type pending struct {
 	r         *stdoutReceiver
 	out       decode.Output
-	bytes     int // of its lines
 	spans     int // to count on the next offer (pushTracesOnce)
 	spansDone bool
 }
@@ -279,7 +282,11 @@ func (p *pending) dropped(why whenfull.Reason) {
 	if p.out.Stats.SpanLines > 0 && !p.spansDone {
 		p.r.losses.Record("traces", reason, p.out.Traces.SpanCount(), 0)
 	}
-	p.r.losses.Record("logs", reason, p.out.Logs.LogRecordCount(), p.bytes)
+	lost := 0
+	for _, n := range p.out.LineBytes {
+		lost += int(n)
+	}
+	p.r.losses.Record("logs", reason, p.out.Logs.LogRecordCount(), lost)
 }
 
 func (p *pending) push(ctx context.Context) error {
@@ -294,41 +301,28 @@ func (p *pending) push(ctx context.Context) error {
 	if p.out.Logs.LogRecordCount() > 0 {
 		rest, err := p.r.pushLogsOnce(ctx, p.out.Logs)
 		if err != nil && rest != p.out.Logs {
-			p.out.Logs, p.bytes = rest, bodyBytes(rest)
+			p.out.Logs, p.out.LineBytes = rest, p.out.LineBytes[len(p.out.LineBytes)-rest.LogRecordCount():]
 		}
 		return err
 	}
 	return nil
 }
 
-// bodyBytes is the length of ld's string bodies: the bytes of the lines a
-// partly taken batch still holds, as lineBytes counts a whole one.
-func bodyBytes(ld plog.Logs) int {
-	n := 0
-	rls := ld.ResourceLogs()
-	for i := range rls.Len() {
-		sls := rls.At(i).ScopeLogs()
-		for j := range sls.Len() {
-			lrs := sls.At(j).LogRecords()
-			for k := range lrs.Len() {
-				n += len(lrs.At(k).Body().Str())
-			}
-		}
+func (r *stdoutReceiver) decode(ctx context.Context, b stream.Batch, lineBytes bool) decode.Output {
+	pool := &r.decoders
+	if lineBytes {
+		pool = &r.lineDecoders
 	}
-	return n
-}
-
-func (r *stdoutReceiver) decode(ctx context.Context, b stream.Batch) decode.Output {
-	d, _ := r.decoders.Get().(*decode.Decoder)
+	d, _ := pool.Get().(*decode.Decoder)
 	if d == nil {
-		opts := decode.Options{Traces: r.traces != nil}
+		opts := decode.Options{Traces: r.traces != nil, LineBytes: lineBytes}
 		if r.filter != nil {
 			opts.ReadSpans = r.readSpans
 		}
 		d = decode.New(opts)
 	}
 	out := d.Decode(b, r.resourceOf(b), time.Now())
-	r.decoders.Put(d)
+	pool.Put(d)
 	r.metrics.record(ctx, out.Stats)
 	return out
 }
@@ -337,7 +331,7 @@ func (r *stdoutReceiver) decode(ctx context.Context, b stream.Batch) decode.Outp
 // the batch and pushes it on, retrying while the pipeline refuses, so that
 // a transport blocked here stops reading its source.
 func (r *stdoutReceiver) consume(ctx context.Context, b stream.Batch) error {
-	out := r.decode(ctx, b)
+	out := r.decode(ctx, b, false)
 	if out.Stats.SpanLines > 0 {
 		n := out.Stats.Spans
 		err := r.retry(ctx, out.Traces.SpanCount(), func(ctx context.Context) error {

@@ -103,6 +103,8 @@ type Options struct {
 	// reject text that is not exactly one JSON object (whitespace around it
 	// aside): a line starting `{"resourceSpans"` goes to it unscanned.
 	ReadSpans func(req []byte) (td ptrace.Traces, spans int, decided bool, err error)
+	// LineBytes fills Output.LineBytes.
+	LineBytes bool
 }
 
 // Stats counts what one Decode call saw.
@@ -123,6 +125,10 @@ type Output struct {
 	// Decided is true when Options.ReadSpans decided the spans in Traces.
 	Decided bool
 	Stats   Stats
+	// LineBytes is, with Options.LineBytes, the length of each log
+	// record's line as read (its line end aside), in the order of the
+	// records in Logs: what a drop policy counts as lost of a record.
+	LineBytes []int32
 }
 
 // A Decoder keeps buffers between batches. It is not safe for concurrent use;
@@ -156,7 +162,8 @@ type decodedLine struct {
 	spanID     pcommon.SpanID
 	stream     string
 	truncated  bool
-	scope      int // build's: the raw scope in Decoder.scopes
+	scope      int   // build's: the raw scope in Decoder.scopes
+	line       int32 // the line's length as read
 }
 
 // New returns a Decoder.
@@ -186,6 +193,9 @@ func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) 
 		d.line(&b.Lines[i], now, &out, resource)
 	}
 	if len(d.recs) > 0 {
+		if d.opts.LineBytes {
+			out.LineBytes = d.lineBytes(&out.Stats)
+		}
 		d.build(out.Logs, &out.Stats, b, resource, now)
 	}
 	if cap(d.buf) > maxRetainedBuf {
@@ -259,7 +269,7 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 	// strings) into the slice costs a bulk write barrier while the GC runs.
 	d.recs = append(d.recs, decodedLine{})
 	r := &d.recs[len(d.recs)-1]
-	r.stream, r.truncated = l.Stream, l.Truncated
+	r.stream, r.truncated, r.line = l.Stream, l.Truncated, int32(len(l.Data))
 	r.start = len(d.buf)
 	if isObject {
 		// The lengths are compared first: stdin's lines have no stream,
@@ -692,6 +702,54 @@ func (d *Decoder) build(logs plog.Logs, st *Stats, b stream.Batch, resource []st
 	}
 	clear(d.scopes) // they hold the batch's records
 	d.scopes = d.scopes[:0]
+}
+
+// lineBytes is the length of each record's line in the order build writes
+// the records: the JSON ones by raw scope (in the order of their streams'
+// first lines), then the text ones. Called before build, which forgets
+// the scopes.
+func (d *Decoder) lineBytes(st *Stats) []int32 {
+	out := make([]int32, len(d.recs))
+	at := make([]int, 0, 4) // where each raw scope's records start
+	if d.mixedStreams {
+		seen := map[string]int{}
+		for i := range d.recs {
+			if r := &d.recs[i]; r.raw {
+				if _, ok := seen[r.stream]; !ok {
+					seen[r.stream] = len(at)
+					at = append(at, 0)
+				}
+				at[seen[r.stream]]++
+			}
+		}
+		start := 0
+		for i, n := range at {
+			at[i], start = start, start+n
+		}
+		for i := range d.recs {
+			if r := &d.recs[i]; r.raw {
+				k := seen[r.stream]
+				out[at[k]] = r.line
+				at[k]++
+			}
+		}
+	} else {
+		k := 0
+		for i := range d.recs {
+			if r := &d.recs[i]; r.raw {
+				out[k] = r.line
+				k++
+			}
+		}
+	}
+	text := st.JSON
+	for i := range d.recs {
+		if r := &d.recs[i]; !r.raw {
+			out[text] = r.line
+			text++
+		}
+	}
+	return out
 }
 
 // rawScope is the index in d.scopes of the raw scope for the stream's

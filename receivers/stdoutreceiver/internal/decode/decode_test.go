@@ -831,3 +831,38 @@ func TestDecodeScopesOfBatchesInTurn(t *testing.T) {
 		}
 	}
 }
+
+// LineBytes is each record's line length as read, in the order of the
+// records in Logs: JSON records by stream scope, then text records; blank
+// lines and span lines are no records.
+func TestDecodeLineBytesFollowTheRecords(t *testing.T) {
+	lines := []stream.Line{
+		{Data: []byte(`{"msg":"a"}`), Stream: "stdout"},
+		{Data: []byte("text 1\r"), Stream: "stderr"},
+		{Data: []byte(`{"msg":"bb"}`), Stream: "stderr"},
+		{Data: []byte("  ")},
+		{Data: []byte(`{"msg":"ccc"}`), Stream: "stdout"},
+		{Data: []byte("text 22"), Stream: "stdout"},
+		{Data: []byte(spanLine)},
+	}
+	out := New(Options{LineBytes: true, Traces: true}).Decode(stream.Batch{Lines: lines}, nil, testNow)
+	var got, want []string
+	for _, sl := range out.Logs.ResourceLogs().At(0).ScopeLogs().All() {
+		for _, lr := range sl.LogRecords().All() {
+			body := lr.Body().Str() // a JSON body is edited: named by its msg
+			if i := strings.Index(body, `"msg":`); i >= 0 {
+				body = body[i:]
+			}
+			got = append(got, body)
+		}
+	}
+	for i, n := range out.LineBytes {
+		if i < len(got) {
+			got[i] = fmt.Sprintf("%s:%d", got[i], n)
+		}
+	}
+	want = []string{`"msg":"a"}:11`, `"msg":"ccc"}:13`, `"msg":"bb"}:12`, "text 1:7", "text 22:7"}
+	if len(out.LineBytes) != len(got) || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("records with their line lengths %q (%d lengths), want %q", got, len(out.LineBytes), want)
+	}
+}
