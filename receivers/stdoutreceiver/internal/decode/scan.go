@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
 	"slices"
@@ -92,6 +93,7 @@ type object struct {
 	nSuperseded int          // how many are
 	known       [numKeys]int // 1 + index in members of the key's last occurrence; 0 if absent
 	keys        keySet
+	shape       keyShape
 }
 
 // isSuperseded reports whether a later member has member i's key.
@@ -128,6 +130,10 @@ func (o *object) lookAtKeys(line []byte, members []member, superseded []bool) []
 	// lines' keys are few, plain and distinct: plainKeys takes them, and
 	// the first key that is escaped, past smallKeys or maybe seen before
 	// goes on below.
+	if o.shape.matches(line, members) {
+		o.known = o.shape.known
+		return superseded
+	}
 	n, filter, maybeKnown := plainKeys(line, members)
 	for ; maybeKnown != 0; maybeKnown &= maybeKnown - 1 {
 		j := bits.TrailingZeros32(maybeKnown)
@@ -137,6 +143,7 @@ func (o *object) lookAtKeys(line []byte, members []member, superseded []bool) []
 		}
 	}
 	if n == len(members) {
+		o.shape.keep(line, members, &o.known)
 		return superseded
 	}
 	o.keys.reset() // only a line plainKeys did not take whole needs keys
@@ -192,6 +199,83 @@ func plainKeys(line []byte, members []member) (n int, filter uint64, maybeKnown 
 		}
 	}
 	return min(len(members), smallKeys), filter, maybeKnown
+}
+
+// keyShape is the keys of the last line whose keys plainKeys took whole
+// (plain, distinct, at most smallKeys of them) and none longer than
+// maxShapeKey with its quotes, and the known keys lookAtKeys found there.
+// A logger writes most of its lines with the same keys in the same order
+// (pino: level, time, pid, hostname, its bindings, msg), so a line whose
+// keys are those is settled by comparing them, two words each, instead of
+// filtering and looking up every key: it has no duplicate and the same
+// known keys, at the same members.
+type keyShape struct {
+	keys  []shapeKey
+	known [numKeys]int
+}
+
+// maxShapeKey is the longest key (with its quotes) a keyShape holds.
+const maxShapeKey = 16
+
+// shapeKey is one key with its quotes, as its first 16 bytes (little-endian
+// words) and masks of the bytes that are the key's.
+type shapeKey struct {
+	lo, hi   uint64
+	mlo, mhi uint64
+}
+
+// matches reports whether members' keys are s's, in order. The bytes a
+// key's masks cover are compared: the same bytes from the line's opening
+// quote are the same key, since s's keys hold no quote or backslash before
+// their closing quote, which is then the line's key's closing quote too.
+func (s *keyShape) matches(line []byte, members []member) bool {
+	if len(members) != len(s.keys) || len(members) == 0 {
+		return false
+	}
+	keys := s.keys[:len(members)]
+	var diff uint64
+	for i := range members {
+		k := &keys[i]
+		lo, hi := key16(line, members[i].KeyStart)
+		diff |= (lo^k.lo)&k.mlo | (hi^k.hi)&k.mhi
+	}
+	return diff == 0
+}
+
+// keep makes members' keys s's, with their known keys, unless one is
+// longer than maxShapeKey (then s holds none).
+func (s *keyShape) keep(line []byte, members []member, known *[numKeys]int) {
+	s.keys = s.keys[:0]
+	for i := range members {
+		m := &members[i]
+		n := m.KeyEnd - m.KeyStart
+		if n > maxShapeKey {
+			s.keys = s.keys[:0]
+			return
+		}
+		var k shapeKey
+		k.mlo, k.mhi = ^uint64(0), ^uint64(0)
+		if n < 8 {
+			k.mlo, k.mhi = 1<<(8*n)-1, 0
+		} else if n < 16 {
+			k.mhi = 1<<(8*(n-8)) - 1
+		}
+		lo, hi := key16(line, m.KeyStart)
+		k.lo, k.hi = lo&k.mlo, hi&k.mhi
+		s.keys = append(s.keys, k)
+	}
+	s.known = *known
+}
+
+// key16 is the 16 bytes of line from start on as two little-endian words,
+// zero past the line's end.
+func key16(line []byte, start int) (lo, hi uint64) {
+	if start+16 <= len(line) {
+		return binary.LittleEndian.Uint64(line[start:]), binary.LittleEndian.Uint64(line[start+8:])
+	}
+	var b [16]byte
+	copy(b[:], line[start:])
+	return binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint64(b[8:])
 }
 
 // keySet finds a line's duplicate keys: an open-addressing hash table of
