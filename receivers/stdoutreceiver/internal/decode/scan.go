@@ -236,7 +236,15 @@ func (s *keyShape) matches(line []byte, members []member) bool {
 	var diff uint64
 	for i := range members {
 		k := &keys[i]
-		lo, hi := key16(line, members[i].KeyStart)
+		var lo, hi uint64
+		if start := members[i].KeyStart; start <= len(line)-16 {
+			// As an array, the 16 bytes are two loads after one
+			// bounds check.
+			b := (*[16]byte)(line[start : start+16])
+			lo, hi = binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])
+		} else {
+			lo, hi = key16(line, start)
+		}
 		diff |= (lo^k.lo)&k.mlo | (hi^k.hi)&k.mhi
 	}
 	return diff == 0
@@ -270,9 +278,6 @@ func (s *keyShape) keep(line []byte, members []member, known *[numKeys]int) {
 // key16 is the 16 bytes of line from start on as two little-endian words,
 // zero past the line's end.
 func key16(line []byte, start int) (lo, hi uint64) {
-	if start+16 <= len(line) {
-		return binary.LittleEndian.Uint64(line[start:]), binary.LittleEndian.Uint64(line[start+8:])
-	}
 	var b [16]byte
 	copy(b[:], line[start:])
 	return binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint64(b[8:])
