@@ -74,3 +74,22 @@ func TestSteadyCPUPerMillionLeavesOutTheStart(t *testing.T) {
 		t.Errorf("spans (sink counts not compared): %.3f, want 3", got)
 	}
 }
+
+func TestGCCycles(t *testing.T) {
+	log := []byte(`2026-12-02T15:00:00Z info service started
+gc 1 @0.012s 2%: 0.010+0.5+0.003 ms clock, 0.010+0/0.2/0+0.003 ms cpu, 3->3->1 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 1 P
+gc 2 @7.100s 1%: 0.010+0.5+0.003 ms clock, 0.010+0/0.2/0+0.003 ms cpu, 30->31->11 MB, 32 MB goal, 0 MB stacks, 0 MB globals, 1 P
+gc 3 @8.250s 1%: 0.010+0.5+0.003 ms clock, 0.010+0/0.2/0+0.003 ms cpu, 30->31->11 MB, 32 MB goal, 0 MB stacks, 0 MB globals, 1 P
+gc 4 @20.000s 1%: 0.010+0.5+0.003 ms clock, 0.010+0/0.2/0+0.003 ms cpu, 30->31->11 MB, 32 MB goal, 0 MB stacks, 0 MB globals, 1 P
+gc is a word here @8s too
+`)
+	if got := gcCycles(log, 7, 9); got != 2 {
+		t.Fatalf("gcCycles in [7,9] = %d, want 2", got)
+	}
+	if got := gcCycles(log, 0, 30); got != 4 {
+		t.Fatalf("gcCycles in [0,30] = %d, want 4", got)
+	}
+	if got := gcCycles([]byte("no trace\n"), 0, 30); got != 0 {
+		t.Fatalf("gcCycles without gctrace = %d", got)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,10 +95,21 @@ type result struct {
 	// WireBytesPerEvent is request body bytes as sent (compressed) per event
 	// that reached the sink: what shipping costs in egress.
 	WireBytesPerEvent float64
-	SinkCPUPct        float64 // sink CPU, % of one core, while loaded
-	LoadCPUPct        float64 // this process (load generators) CPU, % of one core
-	Series            string  // CSV file name
-	Note              string  `json:",omitempty"`
+	// Per million events, from load start until drained (the collector's
+	// process): page faults, context switches summed over its threads
+	// (voluntary: it blocked; involuntary: preempted), and GC cycles when
+	// benchrun runs with GODEBUG=gctrace=1 (read from the collector's log).
+	MinFltPerMillion   float64 `json:",omitempty"`
+	MajFlt             int64   `json:",omitempty"`
+	VolCtxPerMillion   float64 `json:",omitempty"`
+	InvolCtxPerMillion float64 `json:",omitempty"`
+	Threads            int     `json:",omitempty"`
+	GCCycles           int     `json:",omitempty"`
+	GCPerMillion       float64 `json:",omitempty"`
+	SinkCPUPct         float64 // sink CPU, % of one core, while loaded
+	LoadCPUPct         float64 // this process (load generators) CPU, % of one core
+	Series             string  // CSV file name
+	Note               string  `json:",omitempty"`
 }
 
 func (r result) summary() string {
@@ -113,6 +125,12 @@ func (r result) summary() string {
 		s += fmt.Sprintf(" throughput=%.0f/s per-cpu-second=%.0f", r.Throughput, r.PerCPUSecond)
 	} else {
 		s += fmt.Sprintf(" latency p50=%.0fms p99=%.0fms (n=%d)", r.LatencyP50ms, r.LatencyP99ms, r.LatencyCount)
+	}
+	if r.MinFltPerMillion > 0 {
+		s += fmt.Sprintf(" minflt=%.0f/M majflt=%d ctxsw=%.0f+%.0f/M threads=%d", r.MinFltPerMillion, r.MajFlt, r.VolCtxPerMillion, r.InvolCtxPerMillion, r.Threads)
+	}
+	if r.GCCycles > 0 {
+		s += fmt.Sprintf(" gc=%d (%.1f/M)", r.GCCycles, r.GCPerMillion)
 	}
 	if r.Note != "" {
 		s += " note: " + r.Note
@@ -212,6 +230,7 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 		stopCollector(cmd, exited, grace)
 	}()
 	pid := cmd.Process.Pid
+	started := time.Now()
 
 	// Idle: started, listening, nothing offered yet.
 	select {
@@ -241,6 +260,7 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 		return fmt.Errorf("%s died while idle; see %s", coll, logPath)
 	}
 	r.IdleRSSKB = idle.RSSKB
+	idleAct, _ := procstat.ReadActivity(pid)
 	r.IdleCPUms = (idle.CPUSeconds - before.CPUSeconds) * 1000 / idleWindow.Seconds()
 
 	rate := 0
@@ -251,6 +271,7 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 	var series []point
 	var seriesMu sync.Mutex
 	start := time.Now()
+	loadFrom := start.Sub(started).Seconds()
 	sinkBefore, _ := procstat.Read(sink.Process.Pid)
 	selfBefore := selfCPU()
 
@@ -316,6 +337,8 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 	if err != nil {
 		return fmt.Errorf("%s died during the run; see %s", coll, logPath)
 	}
+	afterAct, actErr := procstat.ReadActivity(pid)
+	loadTo := time.Since(started).Seconds()
 	stopSampler()
 	<-samplerDone
 
@@ -336,6 +359,18 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 		r.CPUPerMillion = r.CPUSeconds / float64(events) * 1e6
 	}
 	r.PeakRSSKB = after.PeakRSSKB
+	if actErr == nil && events > 0 {
+		perM := 1e6 / float64(events)
+		r.MinFltPerMillion = float64(afterAct.MinFlt-idleAct.MinFlt) * perM
+		r.MajFlt = afterAct.MajFlt - idleAct.MajFlt
+		r.VolCtxPerMillion = float64(afterAct.Voluntary-idleAct.Voluntary) * perM
+		r.InvolCtxPerMillion = float64(afterAct.Involuntary-idleAct.Involuntary) * perM
+		r.Threads = afterAct.Threads
+		if logText, err := os.ReadFile(logPath); err == nil {
+			r.GCCycles = gcCycles(logText, loadFrom, loadTo)
+			r.GCPerMillion = float64(r.GCCycles) * perM
+		}
+	}
 	if delivered := final.Logs + final.Spans; delivered > 0 {
 		r.WireBytesPerEvent = float64(final.Wire) / float64(delivered)
 	}
@@ -368,6 +403,24 @@ func runPhase(o options, sc scenario, coll, phase string, r *result) error {
 		r.Series = fmt.Sprintf("%s-%s-%s-run%d.csv", sc.name, coll, phase, r.Run+1)
 	}
 	return writeSeries(filepath.Join(o.out, r.Series), series)
+}
+
+// gcCycles counts the runtime's gctrace lines ("gc 12 @3.456s ...", seconds
+// since the process started) in a collector's log that fall within [from,
+// to] seconds of its start: 0 without GODEBUG=gctrace=1.
+func gcCycles(log []byte, from, to float64) int {
+	n := 0
+	for _, line := range bytes.Split(log, []byte("\n")) {
+		f := bytes.Fields(line)
+		if len(f) < 3 || string(f[0]) != "gc" || !bytes.HasPrefix(f[2], []byte("@")) || !bytes.HasSuffix(f[2], []byte("s")) {
+			continue
+		}
+		t, err := strconv.ParseFloat(string(f[2][1:len(f[2])-1]), 64)
+		if err == nil && t >= from && t <= to {
+			n++
+		}
+	}
+	return n
 }
 
 // addNote appends one remark to the result's note.

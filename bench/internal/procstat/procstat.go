@@ -97,3 +97,50 @@ func ReadSched(pid int) (Sched, error) {
 	}
 	return s, nil
 }
+
+// Activity is what a process asked of the kernel so far: page faults (the
+// whole process's, from /proc/<pid>/stat) and context switches summed over
+// its threads (/proc/<pid>/task/*/status; a process's own status counts only
+// its first thread).
+type Activity struct {
+	MinFlt, MajFlt int64
+	// Voluntary: the thread blocked (a read that found nothing, a futex);
+	// Involuntary: the scheduler took the core away.
+	Voluntary, Involuntary int64
+	Threads                int
+}
+
+// ReadActivity reads process pid's Activity.
+func ReadActivity(pid int) (Activity, error) {
+	var a Activity
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return a, err
+	}
+	// minflt is field 10 and majflt field 12; fields after the command
+	// name start at field 3.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return a, fmt.Errorf("procstat: odd /proc/%d/stat", pid)
+	}
+	f := bytes.Fields(stat[i+1:])
+	if len(f) < 10 {
+		return a, fmt.Errorf("procstat: short /proc/%d/stat", pid)
+	}
+	a.MinFlt, _ = strconv.ParseInt(string(f[7]), 10, 64)
+	a.MajFlt, _ = strconv.ParseInt(string(f[9]), 10, 64)
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	if err != nil || len(tasks) == 0 {
+		return a, fmt.Errorf("no task status for pid %d (exited?)", pid)
+	}
+	for _, t := range tasks {
+		st, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that just exited
+		}
+		a.Voluntary += statusKB(st, "\nvoluntary_ctxt_switches:")
+		a.Involuntary += statusKB(st, "\nnonvoluntary_ctxt_switches:")
+		a.Threads++
+	}
+	return a, nil
+}

@@ -3,6 +3,7 @@ package procstat
 import (
 	"os"
 	"testing"
+	"time"
 )
 
 func TestReadSelf(t *testing.T) {
@@ -61,6 +62,41 @@ func TestReadSchedSelf(t *testing.T) {
 		t.Fatalf("before %+v, after %+v", before, after)
 	}
 	if _, err := ReadSched(1 << 30); err == nil {
+		t.Fatal("want an error for a process that does not exist")
+	}
+}
+
+func TestReadActivitySelf(t *testing.T) {
+	before, err := ReadActivity(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Touch fresh pages (minor faults) and block a few times (voluntary
+	// switches).
+	b := make([]byte, 8<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	for range 5 {
+		time.Sleep(time.Millisecond)
+	}
+	after, err := ReadActivity(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.MinFlt-before.MinFlt < 1000 {
+		t.Fatalf("minor faults %d -> %d after touching 2048 pages", before.MinFlt, after.MinFlt)
+	}
+	if after.Voluntary-before.Voluntary < 1 {
+		t.Fatalf("voluntary switches %d -> %d after sleeping", before.Voluntary, after.Voluntary)
+	}
+	if after.Threads < 1 {
+		t.Fatalf("threads: %+v", after)
+	}
+}
+
+func TestReadActivityMissingProcess(t *testing.T) {
+	if _, err := ReadActivity(1 << 30); err == nil {
 		t.Fatal("want an error for a process that does not exist")
 	}
 }
