@@ -61,6 +61,9 @@ const (
 	// BudgetFull: the memory and disk budgets were full and the source's
 	// when_full policy dropped records (drop_oldest, drop_newest).
 	BudgetFull Reason = "budget_full"
+	// PipelineRejected: a processor or exporter after the receiver refused
+	// records with a permanent error, so offering them again cannot help.
+	PipelineRejected Reason = "pipeline_rejected"
 )
 
 // Loss is what was dropped by one component, for one signal and reason,

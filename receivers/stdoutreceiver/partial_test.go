@@ -245,6 +245,7 @@ func TestReceiverPermanentRefusalOfARestDropsOnlyTheRest(t *testing.T) {
 		t.Run(string(policy), func(t *testing.T) {
 			tel := componenttest.NewTelemetry()
 			defer tel.Shutdown(context.Background())
+			ledger := useLedger(t)
 			f := NewFactory()
 			set := receivertest.NewNopSettings(f.Type())
 			set.TelemetrySettings = tel.NewTelemetrySettings()
@@ -278,6 +279,11 @@ func TestReceiverPermanentRefusalOfARestDropsOnlyTheRest(t *testing.T) {
 			}
 			if want := int64(2 * (n - n/2)); dropped != want {
 				t.Errorf("dropped_records = %d, want %d: the rests of %d spans and %d log records", dropped, want, n, n)
+			}
+			// A drop of accepted records is a loss: reported like the others.
+			d := lost(ledger)
+			if want := int64(n - n/2); d["logs pipeline_rejected"] != want || d["traces pipeline_rejected"] != want || len(d) != 2 {
+				t.Errorf("losses %v, want %d log records and %d spans rejected by the pipeline", d, want, want)
 			}
 		})
 	}

@@ -65,7 +65,7 @@ type stdoutReceiver struct {
 	traces  consumer.Traces // nil when no traces pipeline uses the receiver
 	obs     *receiverhelper.ObsReport
 	metrics *selfMetrics
-	losses  *losses.Recorder // what the when_full policies drop
+	losses  *losses.Recorder // what the when_full policies drop and the pipeline refuses for good
 	// decoders are pooled decode.Decoders; lineDecoders those that keep
 	// each record's line length, for a drop policy's exact lost bytes.
 	decoders, lineDecoders sync.Pool
@@ -386,6 +386,11 @@ func streamAttrs(attrs []workload.Attr) []stream.Attr {
 	return out
 }
 
+var (
+	logsSizer   plog.ProtoMarshaler
+	tracesSizer ptrace.ProtoMarshaler
+)
+
 // pushLogsOnce offers log records to the pipeline once: nil when it took
 // them (or they were dropped for good and counted), else its refusal and
 // the rest to offer again (all of ld, or what a partial refusal names).
@@ -400,7 +405,7 @@ func (r *stdoutReceiver) pushLogsOnce(ctx context.Context, ld plog.Logs) (rest p
 	rest = partial.Logs(ld, err)
 	left := rest.LogRecordCount()
 	partial.EndOp(ctx, r.obs.EndLogsOp, "stdout", n, left, err)
-	return rest, r.dropPermanent(ctx, left, err)
+	return rest, r.dropPermanent(ctx, "logs", left, func() int { return logsSizer.LogsSize(rest) }, err)
 }
 
 // pushTracesOnce offers a batch's spans to the pipeline once, counted as n
@@ -419,18 +424,21 @@ func (r *stdoutReceiver) pushTracesOnce(ctx context.Context, out decode.Output, 
 	rest = partial.Traces(td, err)
 	left := rest.SpanCount()
 	partial.EndOp(ctx, r.obs.EndTracesOp, "otlp_json", n, left, err)
-	return rest, r.dropPermanent(ctx, left, err)
+	return rest, r.dropPermanent(ctx, "traces", left, func() int { return tracesSizer.TracesSize(rest) }, err)
 }
 
 // dropPermanent turns a permanent pipeline error into a counted drop of
 // the n records it refused (of a partial refusal, only its rest: the
 // pipeline took the others): retrying cannot help, and the transport must
-// go on.
-func (r *stdoutReceiver) dropPermanent(ctx context.Context, n int, err error) error {
+// go on. The drop is a loss of accepted records, so it is also reported
+// as one (dropped_items, the data_loss event), weighed as protobuf: the
+// lines' bytes are not kept past decoding.
+func (r *stdoutReceiver) dropPermanent(ctx context.Context, signal string, n int, size func() int, err error) error {
 	if err == nil || !consumererror.IsPermanent(err) {
 		return err
 	}
 	r.metrics.recordDropped(ctx, n)
+	r.losses.Record(signal, losses.PipelineRejected, n, size())
 	r.set.Logger.Error("pipeline rejected records permanently; dropped", zap.Int("records", n), zap.Error(err))
 	return nil
 }
