@@ -111,9 +111,14 @@ type Transport struct {
 	arena   []byte
 	unread  []byte
 	readErr error
-	skim    stream.Skimmer
-	ranges  []lineRange
-	lines   []stream.Line
+	// noNewline is set when takeLines found no newline in unread: next
+	// then returns it whole without looking again (a line longer than
+	// what is left of a read, such as an OTLP/JSON span line, was
+	// otherwise searched twice).
+	noNewline bool
+	skim      stream.Skimmer
+	ranges    []lineRange
+	lines     []stream.Line
 	// whole is set when the batch holds a line of wholeLine bytes or more.
 	whole bool
 }
@@ -299,6 +304,7 @@ func (s *Transport) takeLines() {
 	for len(s.ranges) < batchLines && len(s.arena) < batchBytes {
 		i := bytes.IndexByte(s.unread, '\n')
 		if i < 0 || i > s.maxLine {
+			s.noNewline = i < 0
 			return
 		}
 		start := len(s.arena)
@@ -330,10 +336,12 @@ func (s *Transport) next() ([]byte, error) {
 		}
 		free := s.arena[len(s.arena) : len(s.arena)+s.readBuffer]
 		n, err := s.src.Read(free)
-		s.unread, s.readErr = free[:n], err
+		s.unread, s.readErr, s.noNewline = free[:n], err, false
 	}
 	piece := s.unread
-	if i := bytes.IndexByte(piece, '\n'); i >= 0 {
+	if s.noNewline {
+		s.noNewline = false
+	} else if i := bytes.IndexByte(piece, '\n'); i >= 0 {
 		piece = piece[:i+1]
 	}
 	s.unread = s.unread[len(piece):]
