@@ -49,7 +49,22 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 		}
 	}
 	ordinal := -1
-	out, _, total, err := otlpwire.Filter(dst, req, before, func(r *otlpwire.Resource, sp *otlpwire.Span) (bool, []byte) {
+	// The captured spans are written aside from the same reading of req
+	// (holdRaw), in order: a request cut across a trace (its local root
+	// sent earlier) has spans captured, and reading all of it again cost
+	// up to half as much as deciding it.
+	var setAside func(int) bool
+	next := 0
+	if s.hold != nil {
+		setAside = func(ordinal int) bool {
+			if next < len(s.capture) && s.capture[next] == ordinal {
+				next++
+				return true
+			}
+			return false
+		}
+	}
+	out, held, _, total, err := otlpwire.FilterAside(dst, nil, req, before, func(r *otlpwire.Resource, sp *otlpwire.Span) (bool, []byte) {
 		ordinal++
 		if r != res.attrs.res { // a request's spans come grouped by resource
 			res = newSpanResource(attrSet{res: r})
@@ -78,10 +93,10 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 			s.extras = otlpwire.AppendBoolAttr(s.extras, RescuedAttribute, true)
 		}
 		return true, s.extras
-	})
+	}, setAside)
 	var rescued rescuedItems
 	if s.hold != nil && err == nil {
-		s.holdRaw(req, now)
+		s.holdRaw(req, held, now)
 		rescued = s.takeRescued()
 	}
 	s.flushCounts(ctx, signalTraces)
@@ -90,21 +105,10 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 	return out, total, err
 }
 
-// holdRaw holds the spans of req that FilterTraces captured.
-func (s *sampler) holdRaw(req []byte, now time.Time) {
+// holdRaw holds held, the spans of req that FilterTraces captured, as it
+// wrote them aside.
+func (s *sampler) holdRaw(req, held []byte, now time.Time) {
 	if len(s.capture) == 0 {
-		return
-	}
-	ordinal, next := -1, 0
-	held, _, _, err := otlpwire.Filter(nil, req, nil, func(*otlpwire.Resource, *otlpwire.Span) (bool, []byte) {
-		ordinal++
-		if next < len(s.capture) && s.capture[next] == ordinal {
-			next++
-			return true, nil
-		}
-		return false, nil
-	})
-	if err != nil { // req was read once already: cannot happen
 		return
 	}
 	if len(held) > 0 && &held[0] == &req[0] { // every span held: held is req, which the receiver reuses

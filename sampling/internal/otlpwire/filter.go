@@ -38,10 +38,21 @@ import (
 // Like pdata, a ResourceSpans' deprecated scope_spans field 1000 is read only
 // when it has no field 2; otherwise those ScopeSpans are dropped.
 func Filter(dst, req []byte, before func(*Resource, *Span), keep func(*Resource, *Span) (keep bool, extra []byte)) (out []byte, kept, total int, err error) {
+	out, _, kept, total, err = FilterAside(dst, nil, req, before, keep, nil)
+	return out, kept, total, err
+}
+
+// FilterAside is Filter that also writes to aside (appending) the request
+// Filter would write keeping only the spans for which setAside returns
+// true, without extra, from the same reading of req: setAside is asked
+// after the last keep call, for every span in turn, with its ordinal in
+// the request (0 for the first). asideOut is nil when no span is set
+// aside (or setAside is nil), and may be req itself when every span is.
+func FilterAside(dst, aside, req []byte, before func(*Resource, *Span), keep func(*Resource, *Span) (keep bool, extra []byte), setAside func(ordinal int) bool) (out, asideOut []byte, kept, total int, err error) {
 	sc := pool.Get().(*scratch)
 	defer sc.release()
 	if err := sc.parse(req); err != nil {
-		return dst, 0, 0, err
+		return dst, nil, 0, 0, err
 	}
 	total = len(sc.spans)
 	if before != nil {
@@ -53,10 +64,10 @@ func Filter(dst, req []byte, before func(*Resource, *Span), keep func(*Resource,
 					s := &sc.spans[si].Span
 					before(&r.Resource, s)
 					if s.err != nil {
-						return dst, 0, 0, s.err
+						return dst, nil, 0, 0, s.err
 					}
 					if r.err != nil {
-						return dst, 0, 0, r.err
+						return dst, nil, 0, 0, r.err
 					}
 				}
 			}
@@ -71,10 +82,10 @@ func Filter(dst, req []byte, before func(*Resource, *Span), keep func(*Resource,
 				s := &sc.spans[si]
 				k, extra := keep(&r.Resource, &s.Span)
 				if s.err != nil {
-					return dst, 0, 0, s.err
+					return dst, nil, 0, 0, s.err
 				}
 				if r.err != nil {
-					return dst, 0, 0, r.err
+					return dst, nil, 0, 0, r.err
 				}
 				if !k {
 					changed = true
@@ -106,10 +117,54 @@ func Filter(dst, req []byte, before func(*Resource, *Span), keep func(*Resource,
 			changed = true
 		}
 	}
-	if !changed {
-		return req, kept, total, nil
+	out = req
+	if changed {
+		out = sc.write(dst, req)
 	}
-	return sc.write(dst, req), kept, total, nil
+	if setAside != nil {
+		asideOut = sc.writeAside(aside, req, setAside)
+	}
+	return out, asideOut, kept, total, nil
+}
+
+// writeAside writes req with only the spans setAside names, after write:
+// the records' keep flags and counts are set again for them.
+func (sc *scratch) writeAside(dst, req []byte, setAside func(ordinal int) bool) []byte {
+	changed, any, ordinal := false, false, 0
+	for ri := range sc.res {
+		r := &sc.res[ri]
+		r.kept = 0
+		for ci := r.scopes; ci < r.scopesEnd; ci++ {
+			c := &sc.scopes[ci]
+			c.kept = 0
+			for si := c.spans; si < c.spansEnd; si++ {
+				s := &sc.spans[si]
+				s.keep, s.rewritten, s.extraLo, s.extraHi = setAside(ordinal), false, 0, 0
+				ordinal++
+				if !s.keep {
+					changed = true
+					continue
+				}
+				any = true
+				c.kept++
+			}
+			if c.kept == 0 {
+				changed = true
+			} else {
+				r.kept++
+			}
+		}
+		if r.kept == 0 {
+			changed = true
+		}
+	}
+	switch {
+	case !any:
+		return nil
+	case !changed:
+		return req
+	}
+	return sc.write(dst, req)
 }
 
 var pool = sync.Pool{New: func() any { return new(scratch) }}

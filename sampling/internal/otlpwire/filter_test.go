@@ -3,6 +3,7 @@ package otlpwire
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -742,5 +743,66 @@ func TestValueBits(t *testing.T) {
 	}
 	if v := (Value{typ: ValueInt, num: uint64(1<<64 - 5)}); int64(v.Bits()) != v.Int() {
 		t.Error("an int's bits are not its two's complement")
+	}
+}
+
+// TestFilterAside checks that the spans set aside are written as Filter
+// writes them when it keeps only those, whatever the main output kept and
+// carried (extra, rewritten spans), and that the main output is Filter's.
+func TestFilterAside(t *testing.T) {
+	td := testTraces()
+	req := marshal(t, td)
+	n := td.SpanCount()
+	refs := spanRefs(td)
+	resOf := func(i int) string { v, _ := refs[i].res.Attributes().Get("service.name"); return v.Str() }
+	patterns := []struct {
+		name string
+		set  func(i int) bool
+	}{
+		{"none", func(int) bool { return false }},
+		{"all", func(int) bool { return true }},
+		{"alternate", func(i int) bool { return i%2 == 1 }},
+		{"second resource", func(i int) bool { return resOf(i) == "svc-b" }},
+		{"only last span", func(i int) bool { return i == n-1 }},
+	}
+	for _, keepAll := range []bool{false, true} {
+		for _, p := range patterns {
+			t.Run(fmt.Sprintf("%s/keep all %v", p.name, keepAll), func(t *testing.T) {
+				keep := func(i int) bool { return keepAll || !p.set(i) }
+				i := 0
+				var buf []byte
+				out, aside, kept, total, err := FilterAside([]byte("prefix"), []byte("aside"), req, nil, func(*Resource, *Span) (bool, []byte) {
+					buf = appendExtra(buf[:0], i)
+					k := keep(i)
+					i++
+					return k, buf
+				}, p.set)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := filtered(td, keep, applyExtra)
+				if total != n || kept != want.SpanCount() {
+					t.Fatalf("kept %d of %d, want %d of %d", kept, total, want.SpanCount(), n)
+				}
+				checkSame(t, want, out[len("prefix"):])
+				wantAside := filtered(td, p.set, nil)
+				switch {
+				case wantAside.SpanCount() == 0:
+					if aside != nil {
+						t.Fatalf("nothing set aside, but aside is %q", aside)
+					}
+				case wantAside.SpanCount() == n:
+					if &aside[0] != &req[0] {
+						t.Fatal("every span set aside, but aside is not req")
+					}
+					checkSame(t, wantAside, aside)
+				default:
+					if !bytes.HasPrefix(aside, []byte("aside")) {
+						t.Fatalf("aside not appended to: %q", aside[:10])
+					}
+					checkSame(t, wantAside, aside[len("aside"):])
+				}
+			})
+		}
 	}
 }
