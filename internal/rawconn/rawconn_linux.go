@@ -32,6 +32,10 @@ type Conn struct {
 	rc syscall.RawConn
 }
 
+// RawConn is the connection's file descriptor access, for socket options
+// and reads of its own (gRPC's ReadOnReady).
+func (c *Conn) RawConn() syscall.RawConn { return c.rc }
+
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := Read(c.rc, p)
 	if err != nil && err != io.EOF {

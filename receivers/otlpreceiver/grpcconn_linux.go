@@ -28,18 +28,15 @@ type grpcConn struct {
 // to the keepalive timeout only on a *net.TCPConn, so it is set here.
 func wrapGRPC(userTimeout time.Duration) func(net.Conn) net.Conn {
 	return func(c net.Conn) net.Conn {
-		tc, ok := c.(*net.TCPConn)
+		w, ok := rawconn.Wrap(c).(*rawconn.Conn)
 		if !ok {
 			return c
 		}
-		rc, err := tc.SyscallConn()
-		if err != nil {
-			return c
-		}
+		rc := w.RawConn()
 		_ = rc.Control(func(fd uintptr) {
 			_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(userTimeout.Milliseconds()))
 		})
-		return &grpcConn{Conn: rawconn.Wrap(c), rc: rc}
+		return &grpcConn{Conn: w, rc: rc}
 	}
 }
 
