@@ -3,6 +3,7 @@ package axiomexporter
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -56,6 +57,39 @@ func TestEventsMergeAndSplitAtEventBoundaries(t *testing.T) {
 	}
 	if joined.String() != all || count != 150 {
 		t.Errorf("the parts hold %d events, want the 150 in order", count)
+	}
+}
+
+// A batch merged from many small requests read back (the file tailer's)
+// copies their events a few times, not once per merge: append grows a
+// large buffer by a quarter, which made the batch's n-th merge copy all n.
+func TestEventsMergeOfManyRequestsCopiesFewTimes(t *testing.T) {
+	const requests = 8
+	var parts []*eventsRequest
+	for range requests {
+		parts = append(parts, readBack(t, pinoLines(1000)))
+	}
+	total, weight := 0, 0
+	for _, p := range parts {
+		total += len(p.events)
+		weight += p.weight
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	batch := parts[0]
+	for _, p := range parts[1:] {
+		merged, err := batch.MergeSplit(context.Background(), weight, exporterhelper.RequestSizerTypeBytes, p)
+		if err != nil || len(merged) != 1 {
+			t.Fatalf("merged into %d batches (%v), want 1", len(merged), err)
+		}
+		batch = merged[0].(*eventsRequest)
+	}
+	runtime.ReadMemStats(&after)
+	if len(batch.events) != total || batch.ItemsCount() != requests*1000 {
+		t.Fatalf("merged %d bytes in %d events, want %d in %d", len(batch.events), batch.ItemsCount(), total, requests*1000)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > uint64(3*total) {
+		t.Errorf("merging %d requests of %d bytes in all allocated %d bytes", requests, total, allocated)
 	}
 }
 
