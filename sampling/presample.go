@@ -28,7 +28,14 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 	if len(s.rules) == 0 {
 		return nil, 0, presample.ErrUndecided // nothing to decide
 	}
+	hold := presample.HeldCountsOf(ctx)
 	s.mu.Lock()
+	var hc *heldCounts
+	var summaries *summaryTable
+	if hold != nil { // count the request's decisions aside, see heldCounts
+		hc = s.newHeldCounts()
+		summaries, s.summaries = s.summaries, hc.table
+	}
 	now := time.Now()
 	var res spanResource
 	pre := newWireAttrs(s.wireKeys)
@@ -94,6 +101,13 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 		}
 		return true, s.extras
 	}, setAside)
+	if hc != nil {
+		s.summaries = summaries
+		for i, r := range s.rules {
+			hc.rules[i], r.counts = r.counts, ruleCounts{}
+		}
+		hold.Counts = hc
+	}
 	var rescued rescuedItems
 	if s.hold != nil && err == nil {
 		s.holdRaw(req, held, now)
@@ -182,4 +196,55 @@ func spanAttrKeys(rules []*rule) []string {
 		}
 	}
 	return keys
+}
+
+// heldCounts are what FilterTraces counted of one request, for a receiver
+// that asked them held (presample.WithHeldCounts): its summary groups and
+// its rules' counts, added to the sampler's when committed. Counts of held
+// spans released or rescued meanwhile, which are not the request's, are
+// counted at once.
+type heldCounts struct {
+	s     *sampler
+	table *summaryTable
+	rules []ruleCounts // by index in s.rules
+}
+
+var _ presample.Counts = (*heldCounts)(nil)
+
+func (s *sampler) newHeldCounts() *heldCounts {
+	if h, ok := s.heldCounts.Get().(*heldCounts); ok {
+		return h
+	}
+	return &heldCounts{s: s, table: newSummaryTable(s.cfg.Summaries.MaxGroups, time.Time{}), rules: make([]ruleCounts, len(s.rules))}
+}
+
+// Commit implements presample.Counts.
+func (h *heldCounts) Commit() {
+	s := h.s
+	s.mu.Lock()
+	for k, st := range h.table.groups {
+		s.summaries.stats(k).merge(st)
+	}
+	for i, r := range s.rules {
+		r.counts.add(h.rules[i])
+	}
+	s.flushCounts(context.Background(), signalTraces)
+	s.mu.Unlock()
+	h.Discard()
+}
+
+// Discard implements presample.Counts.
+func (h *heldCounts) Discard() {
+	clear(h.table.groups)
+	clear(h.table.recent[:])
+	clear(h.rules)
+	h.s.heldCounts.Put(h)
+}
+
+func (c *ruleCounts) add(o ruleCounts) {
+	c.seen += o.seen
+	c.kept += o.kept
+	c.dropped += o.dropped
+	c.rescued += o.rescued
+	c.rescuedLogs += o.rescuedLogs
 }

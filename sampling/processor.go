@@ -94,6 +94,8 @@ type sampler struct {
 	// tracesNext takes rescued spans of requests that have passed; nil if
 	// in no traces pipeline.
 	tracesNext consumer.Traces
+	// heldCounts pools FilterTraces' held counts (presample.go).
+	heldCounts sync.Pool
 
 	mu        sync.Mutex // guards everything below and the rules' mutable state
 	parents   *recentParents

@@ -141,6 +141,24 @@ func (st *summaryStats) add(kept, isError bool, weight float64) {
 	}
 }
 
+// merge adds o's counts to st's.
+func (st *summaryStats) merge(o *summaryStats) {
+	st.seen += o.seen
+	st.kept += o.kept
+	st.dropped += o.dropped
+	st.errors += o.errors
+	st.rescued += o.rescued
+	st.weightSum += o.weightSum
+	st.durSum += o.durSum
+	if o.durMin >= 0 && (st.durMin < 0 || o.durMin < st.durMin) {
+		st.durMin = o.durMin
+	}
+	st.durMax = max(st.durMax, o.durMax)
+	for i, n := range o.hist {
+		st.hist[i] += n
+	}
+}
+
 func (st *summaryStats) addDuration(d int64) {
 	st.durSum += d
 	if st.durMin < 0 || d < st.durMin {

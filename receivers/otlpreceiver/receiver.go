@@ -145,9 +145,14 @@ func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.Ob
 		n       int // spans the client sent
 		decided presample.Filter
 		err     error
+		// held are what the filter counted of the request (the sampling
+		// summaries), counted only once the pipeline has all its kept
+		// spans: a client refused sends the whole request again, and it is
+		// decided and counted again.
+		held presample.HeldCounts
 	)
 	if r.filter != nil {
-		td, n, decided, err = r.presample(ctx, enc, body)
+		td, n, decided, err = r.presample(presample.WithHeldCounts(ctx, &held), enc, body)
 	} else {
 		req := ptraceotlp.NewExportRequest()
 		err = enc.unmarshal(req, body)
@@ -155,10 +160,11 @@ func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.Ob
 		n = td.SpanCount()
 	}
 	if err != nil {
+		held.Settle(false)
 		return err
 	}
 	n -= r.taken.skip(td) // spans a retried request's first try gave the pipeline
-	return operation(ctx, enc, n, obs.StartTracesOp, obs.EndTracesOp, func(ctx context.Context) (int, error) {
+	err = operation(ctx, enc, n, obs.StartTracesOp, obs.EndTracesOp, func(ctx context.Context) (int, error) {
 		kept := td.SpanCount()
 		if kept == 0 {
 			return 0, nil // the filter dropped them all, or they were taken before
@@ -179,6 +185,11 @@ func (r *otlpReceiver) consumeTraces(ctx context.Context, obs *receiverhelper.Ob
 		// The client sends again all but what the pipeline took.
 		return n - (kept - left.SpanCount()), err
 	})
+	// Taken, whole or its rest (the part taken before skipped): the
+	// decisions of this try are the ones counted. Partly taken and refused:
+	// none, the client's next try counts its spans, those taken now too.
+	held.Settle(err == nil)
+	return err
 }
 
 // presample runs the filter over a request and decodes the spans it keeps

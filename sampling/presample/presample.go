@@ -21,6 +21,13 @@
 //   - The context marker: the receiver consumes a batch the filter decided
 //     with WithDecided, and the processor passes a batch through untouched
 //     when Decided names its own filter, so no span is decided twice.
+//   - The held counts: a client whose request is refused sends all of it
+//     again, and the filter decides it again. So the receiver calls the
+//     filter with WithHeldCounts, the filter leaves what it would count of
+//     the request (the sampling summaries and self-metrics) in the
+//     HeldCounts instead of counting it, and the receiver commits them once
+//     the pipeline has taken all of the request's kept spans, or discards
+//     them when the client is told to send the request again.
 package presample
 
 import (
@@ -87,4 +94,44 @@ func WithDecided(ctx context.Context, f Filter) context.Context {
 func Decided(ctx context.Context) Filter {
 	f, _ := ctx.Value(decidedKey{}).(Filter)
 	return f
+}
+
+// Counts are what a filter counted of one request, not counted yet.
+type Counts interface {
+	// Commit counts them: the pipeline took the request's kept spans.
+	Commit()
+	// Discard forgets them: the client sends the request again, and it is
+	// decided and counted again.
+	Discard()
+}
+
+// HeldCounts is where a filter leaves a request's Counts (nil when it
+// decided nothing).
+type HeldCounts struct{ Counts Counts }
+
+// Settle commits the held counts when taken, discards them otherwise.
+func (h *HeldCounts) Settle(taken bool) {
+	switch {
+	case h.Counts == nil:
+	case taken:
+		h.Counts.Commit()
+	default:
+		h.Counts.Discard()
+	}
+	h.Counts = nil
+}
+
+type heldKey struct{}
+
+// WithHeldCounts asks the filter called with ctx to leave what it counts of
+// the request in h rather than count it.
+func WithHeldCounts(ctx context.Context, h *HeldCounts) context.Context {
+	return context.WithValue(ctx, heldKey{}, h)
+}
+
+// HeldCountsOf returns where the caller asked ctx's request's counts be
+// left, or nil: count them at once.
+func HeldCountsOf(ctx context.Context) *HeldCounts {
+	h, _ := ctx.Value(heldKey{}).(*HeldCounts)
+	return h
 }

@@ -1,0 +1,167 @@
+package sampling
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/sidecarhq/sidecar/internal/freeport"
+	"github.com/sidecarhq/sidecar/receivers/otlpreceiver"
+)
+
+// shutAfterPartial is a refusingExporter that, once it took part of a
+// batch, refuses everything until opened: the otlp receiver's offers of the
+// rest run out and the client is refused, then sends the whole request again.
+type shutAfterPartial struct {
+	*refusingExporter
+	shutOnPart bool
+	shut       atomic.Bool
+}
+
+func (e *shutAfterPartial) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if e.shut.Load() {
+		return errQueueFull
+	}
+	wasPartial := e.partial
+	err := e.refusingExporter.ConsumeTraces(ctx, td)
+	if e.shutOnPart && wasPartial && !e.partial {
+		e.shut.Store(true)
+	}
+	return err
+}
+
+// TestOTLPResendIsCountedOnce sends spans to the otlp receiver, which has
+// them decided by this processor before decoding (sampling_processor),
+// while the exporter behind refuses them: the client (here, a loop that
+// POSTs the same request again, as the OTLP SDKs do on 503) sends the whole
+// request again, and the filter decides it again. The summaries must count
+// each span once, kept or dropped, with the weights of what was exported.
+func TestOTLPResendIsCountedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		refuse     int
+		partial    bool
+		shutOnPart bool
+	}{
+		{"taken at once", 0, false, false},
+		{"refused twice", 2, false, false},
+		{"partly taken, rest taken while the client waits", 0, true, false},
+		{"partly taken, rest refused to the client", 0, true, true},
+		{"refused, then partly taken, rest refused to the client", 1, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(RuleConfig{Name: "redis", Match: redisMatch, Probability: 1.0 / 8})
+			cfg.Summaries.Interval = time.Hour
+			exp := &shutAfterPartial{refusingExporter: &refusingExporter{logs: &logRecorder{}, spans: &spanRecorder{}}}
+			f := NewFactory()
+			set := processortest.NewNopSettings(f.Type())
+			set.ID = component.MustNewIDWithName("sampling", "resend")
+			ctx := context.Background()
+			logs, err := f.CreateLogs(ctx, set, cfg, exp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			traces, err := f.CreateTraces(ctx, set, cfg, exp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []component.Component{logs, traces} {
+				if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			rf := otlpreceiver.NewFactory()
+			rcfg := rf.CreateDefaultConfig().(*otlpreceiver.Config)
+			rcfg.Protocols.HTTP.GetOrInsertDefault().NetAddr.Endpoint = freeport.Addr(t)
+			rcfg.SamplingProcessor = &set.ID
+			recv, err := rf.CreateTraces(ctx, receivertest.NewNopSettings(rf.Type()), rcfg, traces)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := recv.Start(ctx, componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+
+			const n = 400
+			gen := newSpanGen(17)
+			td, spans := newBatch("api")
+			for range n {
+				gen.redisLeaf(spans, gen.traceID(), gen.spanID(), 1000)
+			}
+			body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp.refuse, exp.partial, exp.shutOnPart = tc.refuse, tc.partial, tc.shutOnPart
+			url := "http://" + rcfg.Protocols.HTTP.Get().NetAddr.Endpoint + "/v1/traces"
+			sends, refusals := 0, 0
+			for {
+				sends++
+				if sends > 10 {
+					t.Fatal("still refused")
+				}
+				resp, err := http.Post(url, "application/x-protobuf", bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+				if resp.StatusCode != http.StatusServiceUnavailable {
+					t.Fatalf("status %d", resp.StatusCode)
+				}
+				refusals++
+				exp.shut.Store(false) // the client backs off: the queue frees up
+			}
+			if want := tc.refuse; tc.shutOnPart && refusals != want+1 || !tc.shutOnPart && refusals != want {
+				t.Fatalf("%d refusals", refusals)
+			}
+			if err := recv.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []component.Component{traces, logs} {
+				if err := c.Shutdown(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			exported := 0
+			var exportedWeight float64
+			for _, sp := range exp.spans.spans {
+				if sp.rule != "" {
+					exportedWeight += sp.weight
+					exported++
+				}
+			}
+			if exported == 0 || exported == n {
+				t.Fatalf("%d of %d spans exported", exported, n)
+			}
+			var seen, kept, dropped int64
+			var weightSum float64
+			for _, s := range exp.logs.summaries {
+				seen += s["seen"].(int64)
+				kept += s["kept"].(int64)
+				dropped += s["dropped"].(int64)
+				weightSum += s["weight_sum"].(float64)
+			}
+			if seen != n || dropped != int64(n-exported) {
+				t.Errorf("summaries: seen %d, dropped %d; %d sent, %d dropped, each once (%d sends)", seen, dropped, n, n-exported, sends)
+			}
+			if kept != int64(exported) || weightSum != exportedWeight {
+				t.Errorf("summaries: kept %d, weight_sum %v; exported %d with weights %v", kept, weightSum, exported, exportedWeight)
+			}
+		})
+	}
+}
