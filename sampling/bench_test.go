@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/sidecarhq/sidecar/sampling/internal/metadata"
+	"github.com/sidecarhq/sidecar/sampling/presample"
 )
 
 // benchConfig has the shape of a real config: a health-check rule that does
@@ -153,13 +154,21 @@ func splitRoots(td ptrace.Traces) ptrace.Traces {
 // Sub-benchmarks as BenchmarkProcessRequests'.
 func BenchmarkFilterTraces(b *testing.B) {
 	for _, m := range holdModes {
-		b.Run(m.name, func(b *testing.B) { benchmarkFilter(b, false, m) })
+		b.Run(m.name, func(b *testing.B) { benchmarkFilter(b, false, m, false) })
+	}
+}
+
+// BenchmarkFilterTracesHeld is BenchmarkFilterTraces with the counts held
+// and committed, as the otlp receiver has them (presample.WithHeldCounts).
+func BenchmarkFilterTracesHeld(b *testing.B) {
+	for _, m := range holdModes {
+		b.Run(m.name, func(b *testing.B) { benchmarkFilter(b, false, m, true) })
 	}
 }
 
 // BenchmarkFilterTracesJSON is BenchmarkFilterTraces on the OTLP/JSON
 // request: reading it into protobuf, then the same.
-func BenchmarkFilterTracesJSON(b *testing.B) { benchmarkFilter(b, true, holdModes[1]) }
+func BenchmarkFilterTracesJSON(b *testing.B) { benchmarkFilter(b, true, holdModes[1], false) }
 
 // BenchmarkUnmarshalJSON is what the JSON path cost before
 // FilterTracesJSON: pdata's JSON decoding alone, before any deciding.
@@ -175,7 +184,7 @@ func BenchmarkUnmarshalJSON(b *testing.B) {
 	b.ReportMetric(float64(b.N)*999/b.Elapsed().Seconds(), "spans/s")
 }
 
-func benchmarkFilter(b *testing.B, asJSON bool, m holdMode) {
+func benchmarkFilter(b *testing.B, asJSON bool, m holdMode, held bool) {
 	s, err := newSampler(m.config(), processortest.NewNopSettings(metadata.Type))
 	if err != nil {
 		b.Fatal(err)
@@ -188,11 +197,17 @@ func benchmarkFilter(b *testing.B, asJSON bool, m holdMode) {
 	var dst []byte
 	// run filters req into dst, which is reused unless out is req itself
 	// (nothing dropped, as in a request of roots only).
+	var counts presample.HeldCounts
+	ctx := b.Context()
+	if held {
+		ctx = presample.WithHeldCounts(ctx, &counts)
+	}
 	run := func(req []byte) {
-		out, _, err := filter(b.Context(), dst[:0], req)
+		out, _, err := filter(ctx, dst[:0], req)
 		if err != nil {
 			b.Fatal(err)
 		}
+		counts.Settle(true)
 		if len(out) > 0 && &out[0] != &req[0] {
 			dst = out
 		}

@@ -62,7 +62,7 @@ func TestOTLPResendIsCountedOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(RuleConfig{Name: "redis", Match: redisMatch, Probability: 1.0 / 8})
 			cfg.Summaries.Interval = time.Hour
-			exp := &shutAfterPartial{refusingExporter: &refusingExporter{logs: &logRecorder{}, spans: &spanRecorder{}}}
+			exp := &shutAfterPartial{refusingExporter: &refusingExporter{refuse: tc.refuse, partial: tc.partial, logs: &logRecorder{}, spans: &spanRecorder{}}, shutOnPart: tc.shutOnPart}
 			f := NewFactory()
 			set := processortest.NewNopSettings(f.Type())
 			set.ID = component.MustNewIDWithName("sampling", "resend")
@@ -103,7 +103,6 @@ func TestOTLPResendIsCountedOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			exp.refuse, exp.partial, exp.shutOnPart = tc.refuse, tc.partial, tc.shutOnPart
 			url := "http://" + rcfg.Protocols.HTTP.Get().NetAddr.Endpoint + "/v1/traces"
 			sends, refusals := 0, 0
 			for {
