@@ -110,7 +110,14 @@ func (s *sampler) FilterTraces(ctx context.Context, dst, req []byte) ([]byte, in
 	}
 	var rescued rescuedItems
 	if s.hold != nil && err == nil {
-		s.holdRaw(req, held, now)
+		if hc != nil && len(s.capture) > 0 { // held once the request is taken, see heldCounts
+			if len(held) > 0 && &held[0] == &req[0] {
+				held = slices.Clone(held)
+			}
+			hc.held, hc.heldKeys = held, append(hc.heldKeys[:0], s.captKeys...)
+		} else {
+			s.holdRaw(req, held, now)
+		}
 		rescued = s.takeRescued()
 	}
 	s.flushCounts(ctx, signalTraces)
@@ -202,11 +209,17 @@ func spanAttrKeys(rules []*rule) []string {
 // that asked them held (presample.WithHeldCounts): its summary groups and
 // its rules' counts, added to the sampler's when committed. Counts of held
 // spans released or rescued meanwhile, which are not the request's, are
-// counted at once.
+// counted at once. The spans it captured to hold (hold.go) are held when
+// committed too: a request refused and sent again would hold them twice,
+// and rescue them twice. A local root that failed meanwhile rescues them
+// then; one that succeeded meanwhile is not known any more: they wait for
+// the window, as spans that come after their root do.
 type heldCounts struct {
-	s     *sampler
-	table *summaryTable
-	rules []ruleCounts // by index in s.rules
+	s        *sampler
+	table    *summaryTable
+	rules    []ruleCounts // by index in s.rules
+	held     []byte       // the captured spans, as FilterTraces wrote them aside
+	heldKeys []holdKey
 }
 
 var _ presample.Counts = (*heldCounts)(nil)
@@ -228,9 +241,23 @@ func (h *heldCounts) Commit() {
 	for i, r := range s.rules {
 		r.counts.add(h.rules[i])
 	}
+	var rescued rescuedItems
+	if s.hold != nil && len(h.heldKeys) > 0 {
+		now := time.Now()
+		s.hold.begin(now)
+		s.hold.add(h.held, false, h.heldKeys, now)
+		for _, k := range h.heldKeys {
+			if failed, known := s.hold.verdict(k); known && failed {
+				s.hold.rescue[k] = struct{}{}
+			}
+		}
+		rescued = s.takeRescued()
+	}
 	s.flushCounts(context.Background(), signalTraces)
 	s.mu.Unlock()
+	h.held, h.heldKeys = nil, h.heldKeys[:0] // held keeps h.held
 	h.Discard()
+	s.emitRescued(context.Background(), rescued)
 }
 
 // Discard implements presample.Counts.
@@ -238,6 +265,7 @@ func (h *heldCounts) Discard() {
 	clear(h.table.groups)
 	clear(h.table.recent[:])
 	clear(h.rules)
+	h.held, h.heldKeys = nil, h.heldKeys[:0]
 	h.s.heldCounts.Put(h)
 }
 

@@ -26,6 +26,7 @@ type shutAfterPartial struct {
 	*refusingExporter
 	shutOnPart bool
 	shut       atomic.Bool
+	rescued    atomic.Int64 // spans marked rescued taken whole
 }
 
 func (e *shutAfterPartial) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
@@ -36,6 +37,17 @@ func (e *shutAfterPartial) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	err := e.refusingExporter.ConsumeTraces(ctx, td)
 	if e.shutOnPart && wasPartial && !e.partial {
 		e.shut.Store(true)
+	}
+	if err == nil {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					if v, ok := sp.Attributes().Get(RescuedAttribute); ok && v.Bool() {
+						e.rescued.Add(1)
+					}
+				}
+			}
+		}
 	}
 	return err
 }
@@ -60,81 +72,19 @@ func TestOTLPResendIsCountedOnce(t *testing.T) {
 		{"refused, then partly taken, rest refused to the client", 1, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := testConfig(RuleConfig{Name: "redis", Match: redisMatch, Probability: 1.0 / 8})
-			cfg.Summaries.Interval = time.Hour
 			exp := &shutAfterPartial{refusingExporter: &refusingExporter{refuse: tc.refuse, partial: tc.partial, logs: &logRecorder{}, spans: &spanRecorder{}}, shutOnPart: tc.shutOnPart}
-			f := NewFactory()
-			set := processortest.NewNopSettings(f.Type())
-			set.ID = component.MustNewIDWithName("sampling", "resend")
-			ctx := context.Background()
-			logs, err := f.CreateLogs(ctx, set, cfg, exp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			traces, err := f.CreateTraces(ctx, set, cfg, exp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range []component.Component{logs, traces} {
-				if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
-					t.Fatal(err)
-				}
-			}
-
-			rf := otlpreceiver.NewFactory()
-			rcfg := rf.CreateDefaultConfig().(*otlpreceiver.Config)
-			rcfg.Protocols.HTTP.GetOrInsertDefault().NetAddr.Endpoint = freeport.Addr(t)
-			rcfg.SamplingProcessor = &set.ID
-			recv, err := rf.CreateTraces(ctx, receivertest.NewNopSettings(rf.Type()), rcfg, traces)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := recv.Start(ctx, componenttest.NewNopHost()); err != nil {
-				t.Fatal(err)
-			}
-
+			url, stop := presampledPipeline(t, exp)
 			const n = 400
 			gen := newSpanGen(17)
 			td, spans := newBatch("api")
 			for range n {
 				gen.redisLeaf(spans, gen.traceID(), gen.spanID(), 1000)
 			}
-			body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-			if err != nil {
-				t.Fatal(err)
-			}
-			url := "http://" + rcfg.Protocols.HTTP.Get().NetAddr.Endpoint + "/v1/traces"
-			sends, refusals := 0, 0
-			for {
-				sends++
-				if sends > 10 {
-					t.Fatal("still refused")
-				}
-				resp, err := http.Post(url, "application/x-protobuf", bytes.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
-				if resp.StatusCode != http.StatusServiceUnavailable {
-					t.Fatalf("status %d", resp.StatusCode)
-				}
-				refusals++
-				exp.shut.Store(false) // the client backs off: the queue frees up
-			}
+			refusals := postUntilTaken(t, url, td, func() { exp.shut.Store(false) }) // the client backs off: the queue frees up
 			if want := tc.refuse; tc.shutOnPart && refusals != want+1 || !tc.shutOnPart && refusals != want {
 				t.Fatalf("%d refusals", refusals)
 			}
-			if err := recv.Shutdown(ctx); err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range []component.Component{traces, logs} {
-				if err := c.Shutdown(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
+			stop()
 
 			exported := 0
 			var exportedWeight float64
@@ -156,11 +106,124 @@ func TestOTLPResendIsCountedOnce(t *testing.T) {
 				weightSum += s["weight_sum"].(float64)
 			}
 			if seen != n || dropped != int64(n-exported) {
-				t.Errorf("summaries: seen %d, dropped %d; %d sent, %d dropped, each once (%d sends)", seen, dropped, n, n-exported, sends)
+				t.Errorf("summaries: seen %d, dropped %d; %d sent, %d dropped, each once (%d sends)", seen, dropped, n, n-exported, refusals+1)
 			}
 			if kept != int64(exported) || weightSum != exportedWeight {
 				t.Errorf("summaries: kept %d, weight_sum %v; exported %d with weights %v", kept, weightSum, exported, exportedWeight)
 			}
 		})
+	}
+}
+
+// presampledPipeline starts a sampling processor (rule redis, 1/8) in front
+// of exp and an otlp receiver whose sampling_processor it is; it returns
+// the receiver's HTTP traces URL and what shuts all down.
+func presampledPipeline(t *testing.T, exp *shutAfterPartial) (url string, stop func()) {
+	t.Helper()
+	cfg := testConfig(RuleConfig{Name: "redis", Match: redisMatch, Probability: 1.0 / 8})
+	cfg.Summaries.Interval = time.Hour
+	f := NewFactory()
+	set := processortest.NewNopSettings(f.Type())
+	set.ID = component.MustNewIDWithName("sampling", "resend")
+	ctx := context.Background()
+	logs, err := f.CreateLogs(ctx, set, cfg, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces, err := f.CreateTraces(ctx, set, cfg, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []component.Component{logs, traces} {
+		if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rf := otlpreceiver.NewFactory()
+	rcfg := rf.CreateDefaultConfig().(*otlpreceiver.Config)
+	rcfg.Protocols.HTTP.GetOrInsertDefault().NetAddr.Endpoint = freeport.Addr(t)
+	rcfg.SamplingProcessor = &set.ID
+	recv, err := rf.CreateTraces(ctx, receivertest.NewNopSettings(rf.Type()), rcfg, traces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recv.Start(ctx, componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + rcfg.Protocols.HTTP.Get().NetAddr.Endpoint + "/v1/traces", func() {
+		for _, c := range []component.Component{recv, traces, logs} {
+			if err := c.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// postUntilTaken POSTs td until the receiver answers 200, as a client
+// retrying on 503 does, calling refused after each refusal, and says how
+// many times it was refused.
+func postUntilTaken(t *testing.T, url string, td ptrace.Traces, refused func()) (refusals int) {
+	t.Helper()
+	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		resp, err := http.Post(url, "application/x-protobuf", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode == http.StatusOK:
+			return refusals
+		case resp.StatusCode != http.StatusServiceUnavailable:
+			t.Fatalf("status %d", resp.StatusCode)
+		case refusals == 10:
+			t.Fatal("still refused")
+		}
+		refusals++
+		refused()
+	}
+}
+
+// TestOTLPResendIsHeldOnce: the spans a refused request's rule would drop
+// wait for their local root (hold.go); when the client sends the request
+// again they must not be held twice, or a failed root rescues (ships) each
+// of them once per try.
+func TestOTLPResendIsHeldOnce(t *testing.T) {
+	exp := &shutAfterPartial{refusingExporter: &refusingExporter{refuse: 2, logs: &logRecorder{}, spans: &spanRecorder{}}}
+	url, stop := presampledPipeline(t, exp)
+	gen := newSpanGen(23)
+	trace, rootID := gen.traceID(), gen.spanID()
+	clear(trace[9:]) // randomness 0: every leaf dropped, so held
+	const leaves = 50
+	td, spans := newBatch("api")
+	for range leaves {
+		gen.redisLeaf(spans, trace, rootID, 1000)
+	}
+	other := spans.AppendEmpty() // no rule: kept, so the request is offered and refused
+	other.SetTraceID(gen.traceID())
+	other.SetSpanID(gen.spanID())
+	other.SetName("unmatched")
+	if n := postUntilTaken(t, url, td, func() {}); n != 2 {
+		t.Fatalf("%d refusals, want 2", n)
+	}
+	rtd, rspans := newBatch("api")
+	root := rspans.AppendEmpty()
+	root.SetTraceID(trace)
+	root.SetSpanID(rootID)
+	root.SetKind(ptrace.SpanKindServer)
+	root.Status().SetCode(ptrace.StatusCodeError)
+	postUntilTaken(t, url, rtd, func() {})
+	stop()
+
+	var seen, rescued int64
+	for _, s := range exp.logs.summaries {
+		seen += s["seen"].(int64)
+		rescued += s["rescued"].(int64)
+	}
+	if got := exp.rescued.Load(); got != leaves || rescued != leaves || seen != leaves {
+		t.Errorf("%d rescued spans shipped, summaries seen %d rescued %d; want the %d leaves once", got, seen, rescued, leaves)
 	}
 }
