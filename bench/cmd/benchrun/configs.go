@@ -50,18 +50,19 @@ func sidecarConfig(env *runEnv, in inputs) string {
 		fmt.Fprintf(&b, "extensions:\n  dir_storage: {directory: %q}\n", filepath.Join(env.dir, "state"))
 	}
 	b.WriteString("receivers:\n")
+	// when_full: block, as the stock receivers wait for the pipeline (and
+	// an OTLP client is refused and backs off): under the default
+	// drop_oldest a max-rate phase keeps reading and measures what is
+	// dropped, not what one core can ship. Against a slow or down Axiom
+	// the shipped default is what is measured.
+	whenFull := ", when_full: block"
+	if in.shippedWhenFull {
+		whenFull = ""
+	}
 	if in.stdinSpans {
-		b.WriteString("  stdout:\n    sampling_processor: sampling\n    stdin: {exit_on_eof: false}\n")
+		fmt.Fprintf(&b, "  stdout:\n    sampling_processor: sampling\n    stdin: {exit_on_eof: false%s}\n", whenFull)
 	}
 	if in.logs != "" {
-		// when_full: block, as the stock receivers wait for the pipeline:
-		// under the default drop_oldest a max-rate phase keeps reading and
-		// measures what is dropped, not what one core can ship. Against a
-		// slow or down Axiom the shipped default is what is measured.
-		whenFull := ", when_full: block"
-		if in.shippedWhenFull {
-			whenFull = ""
-		}
 		b.WriteString("  stdout:\n")
 		switch in.logs {
 		case inputStdin:

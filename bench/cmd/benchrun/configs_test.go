@@ -148,13 +148,13 @@ func TestBaselineQueueIsBoundedInBytes(t *testing.T) {
 
 // TestAxiomFaultsKeepTheShippedWhenFull checks that against a slow or down
 // Axiom the sidecar's stdin keeps its shipped drop_oldest (the app is
-// never blocked), while the capacity scenarios block as the stock
-// receivers do.
+// never blocked), while the capacity scenarios, span lines on stdin too,
+// block as the stock receivers do.
 func TestAxiomFaultsKeepTheShippedWhenFull(t *testing.T) {
 	env := &runEnv{dir: "/tmp/bench", sinkURL: "http://127.0.0.1:1", logFile: "/tmp/app.log"}
 	faults := 0
 	for _, sc := range scenarios(options{logRate: 1, spanRate: 1, mixedRPS: 1}) {
-		if sc.sidecar.logs != inputStdin {
+		if sc.sidecar.logs != inputStdin && !sc.sidecar.stdinSpans {
 			continue
 		}
 		blocks := strings.Contains(sidecarConfig(env, sc.sidecar), "when_full: block")
