@@ -34,9 +34,9 @@ import (
 	"syscall"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/sidecarhq/sidecar/bench/internal/spanlines"
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 	"github.com/sidecarhq/sidecar/internal/loadgen"
 )
@@ -52,7 +52,7 @@ func main() {
 	requests := flag.Int("requests", 500, "OTLP/JSON exports per path (the small run takes a fifth)")
 	only := flag.String("only", "", "count only this path: stdin or http")
 	keep := flag.Bool("keep", false, "keep the work directory (configs, logs, cachegrind's files for cg_annotate)")
-	flag.IntVar(&lineBytes, "line-bytes", 0, "cut each export's spans on stdin into lines of at most this many bytes, as the JS client's stdout exporter does (its default: 65536); 0: one line per export, as benchrun writes them")
+	flag.IntVar(&lineBytes, "line-bytes", spanlines.DefaultMax, "cut each export's spans on stdin into lines of at most this many bytes, as the JS client's stdout exporter (default lineBytes) and benchrun do; 0: one line per export")
 	flag.Parse()
 	if *sidecar == "" {
 		fmt.Fprintln(os.Stderr, "spanpath: -sidecar is required")
@@ -86,7 +86,7 @@ func run(sidecar string, requests int, only string, keep bool) error {
 			return err
 		}
 		bodies, size = append(bodies, b), size+len(b)
-		l, n, err := cutLines(td, lineBytes)
+		l, n, err := spanlines.Cut(td, lineBytes)
 		if err != nil {
 			return err
 		}
@@ -185,57 +185,6 @@ func runOnce(sidecar, dir, path, out string, bodies [][]byte, n int) (int64, err
 		return 0, fmt.Errorf("%s: sidecar: %w (log in %s)", path, err, logFile.Name())
 	}
 	return fake.Stats().Datasets["traces"].Spans, nil
-}
-
-// cutLines writes td's spans as OTLP/JSON lines on stdin: one line, or
-// with max > 0 lines of at most max bytes each, every span under its
-// resource and scope, the most spans that fit in each (as the JS client's
-// encodeLines cuts them). It returns the lines back to back and how many.
-func cutLines(td ptrace.Traces, max int) ([]byte, int, error) {
-	if max <= 0 {
-		b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalJSON()
-		return append(b, '\n'), 1, err
-	}
-	rs := td.ResourceSpans().At(0) // the load generator's: one resource, one scope
-	ss := rs.ScopeSpans().At(0)
-	spans := ss.Spans()
-	marshal := func(first, end int) ([]byte, error) {
-		part := ptrace.NewTraces()
-		prs := part.ResourceSpans().AppendEmpty()
-		rs.Resource().CopyTo(prs.Resource())
-		pss := prs.ScopeSpans().AppendEmpty()
-		ss.Scope().CopyTo(pss.Scope())
-		for i := first; i < end; i++ {
-			spans.At(i).CopyTo(pss.Spans().AppendEmpty())
-		}
-		return ptraceotlp.NewExportRequestFromTraces(part).MarshalJSON()
-	}
-	var out []byte
-	n := 0
-	for first := 0; first < spans.Len(); n++ {
-		// The most spans that fit: a line grows with every span, so
-		// the longest fitting run is found by bisection.
-		lo, hi := first+1, spans.Len() // lo always taken (a span alone may be longer)
-		for lo < hi {
-			mid := (lo + hi + 1) / 2
-			b, err := marshal(first, mid)
-			if err != nil {
-				return nil, 0, err
-			}
-			if len(b) <= max {
-				lo = mid
-			} else {
-				hi = mid - 1
-			}
-		}
-		b, err := marshal(first, lo)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(append(out, b...), '\n')
-		first = lo
-	}
-	return out, n, nil
 }
 
 // postAll posts n exports one at a time, once the listener is up, and

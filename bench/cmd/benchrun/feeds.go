@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/sidecarhq/sidecar/bench/internal/spanlines"
 	"github.com/sidecarhq/sidecar/internal/loadgen"
 )
 
@@ -217,6 +218,15 @@ const requestsPerExport = 56
 type spanExporter struct {
 	send    func(ctx context.Context, td ptrace.Traces, body []byte) error
 	marshal func(ptraceotlp.ExportRequest) ([]byte, error)
+	encode  func(ptrace.Traces) ([]byte, error) // instead of marshal, when set
+}
+
+// body encodes td for send.
+func (e spanExporter) body(td ptrace.Traces) ([]byte, error) {
+	if e.encode != nil {
+		return e.encode(td)
+	}
+	return e.marshal(ptraceotlp.NewExportRequestFromTraces(td))
 }
 
 // feedSpans sends OTLP span batches with `senders` concurrent exporters.
@@ -232,7 +242,7 @@ func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.
 		var bodies [][]byte
 		for range 32 {
 			td := gen.Requests(requestsPerExport, time.Now())
-			b, err := export.marshal(ptraceotlp.NewExportRequestFromTraces(td))
+			b, err := export.body(td)
 			if err != nil {
 				return err
 			}
@@ -261,7 +271,7 @@ func feedSpans(ctx context.Context, rate int, export spanExporter, sent *atomic.
 	for range senders {
 		wg.Go(func() {
 			for td := range work {
-				b, err := export.marshal(ptraceotlp.NewExportRequestFromTraces(td))
+				b, err := export.body(td)
 				if err == nil {
 					// Requests already built are sent even as the load ends.
 					err = export.send(context.WithoutCancel(ctx), td, b)
@@ -364,20 +374,21 @@ func httpSpanExporter(endpoint string, json bool) spanExporter {
 	return spanExporter{send: send, marshal: marshal}
 }
 
-// stdinSpanExporter writes each request as one OTLP/JSON line, as the JS
-// client's stdout exporter does; senders take turns, since a pipe write this
-// long is not atomic.
+// stdinSpanExporter writes each request as OTLP/JSON lines of at most 64
+// KiB, as the JS client's stdout exporter cuts them (spanlines); senders take
+// turns, since a pipe write this long is not atomic.
 func stdinSpanExporter(w io.Writer) spanExporter {
 	var mu sync.Mutex
-	var line []byte
 	send := func(_ context.Context, _ ptrace.Traces, body []byte) error {
 		mu.Lock()
 		defer mu.Unlock()
-		line = append(append(line[:0], body...), '\n')
-		_, err := w.Write(line)
+		_, err := w.Write(body)
 		return err
 	}
-	return spanExporter{send: send, marshal: ptraceotlp.ExportRequest.MarshalJSON}
+	return spanExporter{send: send, encode: func(td ptrace.Traces) ([]byte, error) {
+		b, _, err := spanlines.Cut(td, spanlines.DefaultMax)
+		return b, err
+	}}
 }
 
 func grpcSpanExporter(endpoint string) (spanExporter, func(), error) {

@@ -112,7 +112,7 @@ func scenarios(o options) []scenario {
 			name: "spans-stdout", title: "OTLP/JSON span lines on stdin (the JS client's stdout exporter), Redis rule at 1%",
 			sidecar: inputs{spans: true, stdinSpans: true}, needs: []string{"stdout", "sampling"},
 			fixedRate: o.spanRate, sidecarOnly: true, load: loadSpansStdin,
-			note: "Sidecar only (no stock receiver reads stdin): the spans of spans-http-json, one request per line; its goal is the same CPU per span as spans-http-json.",
+			note: "Sidecar only (no stock receiver reads stdin): the spans of spans-http-json as the JS client writes them: lines of at most 64 KiB; its goal is the same CPU per span as spans-http-json.",
 		},
 		{
 			name: "spans-grpc", title: "OTLP/gRPC spans, Redis rule at 1%",
