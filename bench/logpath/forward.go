@@ -39,16 +39,6 @@ func (in forwardInput) writeTo(conn net.Conn) error {
 	return w.Flush()
 }
 
-// freeLoopbackAddr returns a loopback address with a port free a moment ago.
-func freeLoopbackAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
 // Limits of a Forward run: the sidecar's start (valgrind takes seconds),
 // and a stall in the fake Axiom's count once the input is sent.
 const (

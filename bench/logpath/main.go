@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sidecarhq/sidecar/bench/internal/loopback"
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
 
@@ -170,7 +171,7 @@ func runSidecarOn(sidecar, name, state string, lines, procs int, keep bool, inpu
 	cfgPath := filepath.Join(dir, "config.yaml")
 	endpoint := ""
 	if frames != nil {
-		if endpoint, err = freeLoopbackAddr(); err != nil {
+		if endpoint, err = loopback.FreeAddr(); err != nil {
 			return result{}, err
 		}
 	}

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/sidecarhq/sidecar/bench/internal/cachegrind"
 )
 
 // countInstructions counts the instructions per line that the sidecar (its
@@ -98,7 +96,7 @@ func countPerLine(dir string, subjects []counted, small, large int) ([]float64, 
 					return nil, fmt.Errorf("%s under valgrind: %w", s.name, err)
 				}
 				var err error
-				if runs[k], err = instructionRefs(out + ".log"); err != nil {
+				if runs[k], err = cachegrind.InstructionRefs(out + ".log"); err != nil {
 					return nil, err
 				}
 			}
@@ -109,19 +107,4 @@ func countPerLine(dir string, subjects []counted, small, large int) ([]float64, 
 		fmt.Printf("%-52s %18d %18d %16.0f\n", s.name, counts[0], counts[1], perLine[i])
 	}
 	return perLine, nil
-}
-
-var irefs = regexp.MustCompile(`I\s+refs:\s+([0-9,]+)`)
-
-// instructionRefs reads the instruction count from a cachegrind log.
-func instructionRefs(log string) (int64, error) {
-	b, err := os.ReadFile(log)
-	if err != nil {
-		return 0, err
-	}
-	m := irefs.FindSubmatch(b)
-	if m == nil {
-		return 0, fmt.Errorf("no instruction count in %s", log)
-	}
-	return strconv.ParseInt(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64)
 }

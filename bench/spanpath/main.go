@@ -28,14 +28,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/sidecarhq/sidecar/bench/internal/cachegrind"
+	"github.com/sidecarhq/sidecar/bench/internal/loopback"
 	"github.com/sidecarhq/sidecar/bench/internal/spanlines"
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 	"github.com/sidecarhq/sidecar/internal/loadgen"
@@ -112,7 +111,7 @@ func run(sidecar string, requests int, only string, keep bool) error {
 			if kept, err = runOnce(sidecar, dir, path, out, in, n); err != nil {
 				return err
 			}
-			if counts[i], err = instructionRefs(out + ".log"); err != nil {
+			if counts[i], err = cachegrind.InstructionRefs(out + ".log"); err != nil {
 				return err
 			}
 		}
@@ -139,7 +138,7 @@ func runOnce(sidecar, dir, path, out string, bodies [][]byte, n int) (int64, err
 	defer fake.Close()
 	endpoint := ""
 	if path == "http" {
-		if endpoint, err = freeLoopbackAddr(); err != nil {
+		if endpoint, err = loopback.FreeAddr(); err != nil {
 			return 0, err
 		}
 	}
@@ -220,15 +219,6 @@ func postAll(endpoint string, bodies [][]byte, n int) error {
 	return nil
 }
 
-func freeLoopbackAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
 // config is benchrun's for spans-stdout (no endpoint) or spans-http-json.
 func config(url, endpoint string) string {
 	receiver := "stdout"
@@ -256,19 +246,4 @@ service:
   pipelines:
     traces: {receivers: [` + receiver + `], processors: [memory_limiter, sampling], exporters: [axiom]}
 `
-}
-
-var irefs = regexp.MustCompile(`I\s+refs:\s+([0-9,]+)`)
-
-// instructionRefs reads the instruction count from a cachegrind log.
-func instructionRefs(log string) (int64, error) {
-	b, err := os.ReadFile(log)
-	if err != nil {
-		return 0, err
-	}
-	m := irefs.FindSubmatch(b)
-	if m == nil {
-		return 0, fmt.Errorf("no instruction count in %s", log)
-	}
-	return strconv.ParseInt(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64)
 }
