@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -118,7 +119,10 @@ func TestOTLPResendIsCountedOnce(t *testing.T) {
 // presampledPipeline starts a sampling processor (rule redis, 1/8) in front
 // of exp and an otlp receiver whose sampling_processor it is; it returns
 // the receiver's HTTP traces URL and what shuts all down.
-func presampledPipeline(t *testing.T, exp *shutAfterPartial) (url string, stop func()) {
+func presampledPipeline(t *testing.T, exp interface {
+	consumer.Traces
+	consumer.Logs
+}) (url string, stop func()) {
 	t.Helper()
 	cfg := testConfig(RuleConfig{Name: "redis", Match: redisMatch, Probability: 1.0 / 8})
 	cfg.Summaries.Interval = time.Hour
@@ -225,5 +229,72 @@ func TestOTLPResendIsHeldOnce(t *testing.T) {
 	}
 	if got := exp.rescued.Load(); got != leaves || rescued != leaves || seen != leaves {
 		t.Errorf("%d rescued spans shipped, summaries seen %d rescued %d; want the %d leaves once", got, seen, rescued, leaves)
+	}
+}
+
+// gateFirst blocks the first batch it is given until gate is closed,
+// telling entered when it is there.
+type gateFirst struct {
+	*shutAfterPartial
+	gated         atomic.Bool
+	entered, gate chan struct{}
+}
+
+func (e *gateFirst) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if e.gated.CompareAndSwap(false, true) {
+		close(e.entered)
+		<-e.gate
+	}
+	return e.shutAfterPartial.ConsumeTraces(ctx, td)
+}
+
+// TestOTLPRootFailedBeforeCommitRescues: a request's dropped spans are held
+// when the pipeline has taken its kept spans (its counts committed), not
+// when it is decided. Their local root, failed, comes in another request
+// while the pipeline still has the first: the held spans must be rescued
+// at the commit, once, as if the root had come after them.
+func TestOTLPRootFailedBeforeCommitRescues(t *testing.T) {
+	inner := &shutAfterPartial{refusingExporter: &refusingExporter{logs: &logRecorder{}, spans: &spanRecorder{}}}
+	exp := &gateFirst{shutAfterPartial: inner, entered: make(chan struct{}), gate: make(chan struct{})}
+	url, stop := presampledPipeline(t, exp)
+	gen := newSpanGen(29)
+	trace, rootID := gen.traceID(), gen.spanID()
+	clear(trace[9:]) // randomness 0: every leaf dropped, so held
+	const leaves = 30
+	td, spans := newBatch("api")
+	for range leaves {
+		gen.redisLeaf(spans, trace, rootID, 1000)
+	}
+	other := spans.AppendEmpty() // no rule: kept, so the request is offered, and waits at the gate
+	other.SetTraceID(gen.traceID())
+	other.SetSpanID(gen.spanID())
+	other.SetName("unmatched")
+	done := make(chan int)
+	go func() { done <- postUntilTaken(t, url, td, func() {}) }()
+	<-exp.entered // decided, its counts and captured spans not committed
+
+	rtd, rspans := newBatch("api")
+	root := rspans.AppendEmpty()
+	root.SetTraceID(trace)
+	root.SetSpanID(rootID)
+	root.SetKind(ptrace.SpanKindServer)
+	root.Status().SetCode(ptrace.StatusCodeError)
+	postUntilTaken(t, url, rtd, func() {})
+	if got := inner.rescued.Load(); got != 0 {
+		t.Fatalf("%d spans rescued before their request was taken", got)
+	}
+	close(exp.gate)
+	if n := <-done; n != 0 {
+		t.Fatalf("%d refusals", n)
+	}
+	stop()
+
+	var seen, rescued int64
+	for _, s := range inner.logs.summaries {
+		seen += s["seen"].(int64)
+		rescued += s["rescued"].(int64)
+	}
+	if got := inner.rescued.Load(); got != leaves || rescued != leaves || seen != leaves {
+		t.Errorf("%d rescued spans shipped, summaries seen %d rescued %d; want the %d leaves", got, seen, rescued, leaves)
 	}
 }
