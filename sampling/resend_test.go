@@ -165,26 +165,31 @@ func presampledPipeline(t *testing.T, exp interface {
 
 // postUntilTaken POSTs td until the receiver answers 200, as a client
 // retrying on 503 does, calling refused after each refusal, and says how
-// many times it was refused.
+// many times it was refused. It reports failures with t.Error, not
+// t.Fatal, as a test may call it from a goroutine of its own.
 func postUntilTaken(t *testing.T, url string, td ptrace.Traces, refused func()) (refusals int) {
 	t.Helper()
 	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return refusals
 	}
 	for {
 		resp, err := http.Post(url, "application/x-protobuf", bytes.NewReader(body))
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return refusals
 		}
 		resp.Body.Close()
 		switch {
 		case resp.StatusCode == http.StatusOK:
 			return refusals
 		case resp.StatusCode != http.StatusServiceUnavailable:
-			t.Fatalf("status %d", resp.StatusCode)
+			t.Errorf("status %d", resp.StatusCode)
+			return refusals
 		case refusals == 10:
-			t.Fatal("still refused")
+			t.Error("still refused")
+			return refusals
 		}
 		refusals++
 		refused()
