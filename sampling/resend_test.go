@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -207,34 +208,53 @@ func TestOTLPResendIsHeldOnce(t *testing.T) {
 	trace, rootID := gen.traceID(), gen.spanID()
 	clear(trace[9:]) // randomness 0: every leaf dropped, so held
 	const leaves = 50
-	td, spans := newBatch("api")
-	for range leaves {
-		gen.redisLeaf(spans, trace, rootID, 1000)
-	}
-	other := spans.AppendEmpty() // no rule: kept, so the request is offered and refused
-	other.SetTraceID(gen.traceID())
-	other.SetSpanID(gen.spanID())
-	other.SetName("unmatched")
+	td := heldLeaves(gen, trace, rootID, leaves) // and a span no rule matches: kept, so the request is offered and refused
 	if n := postUntilTaken(t, url, td, func() {}); n != 2 {
 		t.Fatalf("%d refusals, want 2", n)
 	}
-	rtd, rspans := newBatch("api")
-	root := rspans.AppendEmpty()
+	postUntilTaken(t, url, failedRootRequest(trace, rootID), func() {})
+	stop()
+
+	seen, rescued := seenAndRescued(exp.logs.summaries)
+	if got := exp.rescued.Load(); got != leaves || rescued != leaves || seen != leaves {
+		t.Errorf("%d rescued spans shipped, summaries seen %d rescued %d; want the %d leaves once", got, seen, rescued, leaves)
+	}
+}
+
+// heldLeaves is a request of n Redis leaves of trace under rootID, which
+// the rule drops and holds when trace's randomness is 0, and one span no
+// rule matches, which is kept.
+func heldLeaves(gen *spanGen, trace pcommon.TraceID, rootID pcommon.SpanID, n int) ptrace.Traces {
+	td, spans := newBatch("api")
+	for range n {
+		gen.redisLeaf(spans, trace, rootID, 1000)
+	}
+	other := spans.AppendEmpty()
+	other.SetTraceID(gen.traceID())
+	other.SetSpanID(gen.spanID())
+	other.SetName("unmatched")
+	return td
+}
+
+// failedRootRequest is a request of trace's local root, failed: its held spans
+// are rescued.
+func failedRootRequest(trace pcommon.TraceID, rootID pcommon.SpanID) ptrace.Traces {
+	td, spans := newBatch("api")
+	root := spans.AppendEmpty()
 	root.SetTraceID(trace)
 	root.SetSpanID(rootID)
 	root.SetKind(ptrace.SpanKindServer)
 	root.Status().SetCode(ptrace.StatusCodeError)
-	postUntilTaken(t, url, rtd, func() {})
-	stop()
+	return td
+}
 
-	var seen, rescued int64
-	for _, s := range exp.logs.summaries {
+// seenAndRescued sums the summaries' seen and rescued counts.
+func seenAndRescued(summaries []map[string]any) (seen, rescued int64) {
+	for _, s := range summaries {
 		seen += s["seen"].(int64)
 		rescued += s["rescued"].(int64)
 	}
-	if got := exp.rescued.Load(); got != leaves || rescued != leaves || seen != leaves {
-		t.Errorf("%d rescued spans shipped, summaries seen %d rescued %d; want the %d leaves once", got, seen, rescued, leaves)
-	}
+	return seen, rescued
 }
 
 // gateFirst blocks the first batch it is given until gate is closed,
@@ -266,25 +286,12 @@ func TestOTLPRootFailedBeforeCommitRescues(t *testing.T) {
 	trace, rootID := gen.traceID(), gen.spanID()
 	clear(trace[9:]) // randomness 0: every leaf dropped, so held
 	const leaves = 30
-	td, spans := newBatch("api")
-	for range leaves {
-		gen.redisLeaf(spans, trace, rootID, 1000)
-	}
-	other := spans.AppendEmpty() // no rule: kept, so the request is offered, and waits at the gate
-	other.SetTraceID(gen.traceID())
-	other.SetSpanID(gen.spanID())
-	other.SetName("unmatched")
+	td := heldLeaves(gen, trace, rootID, leaves) // and a span no rule matches: kept, so the request is offered, and waits at the gate
 	done := make(chan int)
 	go func() { done <- postUntilTaken(t, url, td, func() {}) }()
 	<-exp.entered // decided, its counts and captured spans not committed
 
-	rtd, rspans := newBatch("api")
-	root := rspans.AppendEmpty()
-	root.SetTraceID(trace)
-	root.SetSpanID(rootID)
-	root.SetKind(ptrace.SpanKindServer)
-	root.Status().SetCode(ptrace.StatusCodeError)
-	postUntilTaken(t, url, rtd, func() {})
+	postUntilTaken(t, url, failedRootRequest(trace, rootID), func() {})
 	if got := inner.rescued.Load(); got != 0 {
 		t.Fatalf("%d spans rescued before their request was taken", got)
 	}
@@ -294,11 +301,7 @@ func TestOTLPRootFailedBeforeCommitRescues(t *testing.T) {
 	}
 	stop()
 
-	var seen, rescued int64
-	for _, s := range inner.logs.summaries {
-		seen += s["seen"].(int64)
-		rescued += s["rescued"].(int64)
-	}
+	seen, rescued := seenAndRescued(inner.logs.summaries)
 	if got := inner.rescued.Load(); got != leaves || rescued != leaves || seen != leaves {
 		t.Errorf("%d rescued spans shipped, summaries seen %d rescued %d; want the %d leaves", got, seen, rescued, leaves)
 	}
