@@ -83,6 +83,7 @@ type result struct {
 	name    string
 	wall    time.Duration
 	cpu     time.Duration // user + system
+	sys     time.Duration // system (kernel) part of cpu
 	peakRSS int64         // KiB
 }
 
@@ -119,11 +120,11 @@ func run(sidecar string, lines, procs int, keep, disk bool) error {
 		side = r
 	}
 
-	fmt.Printf("\n%-36s %12s %10s %14s %10s %12s\n", "process", "lines/s", "wall s", "CPU s/M lines", "CPU s", "peak RSS MiB")
+	fmt.Printf("\n%-36s %12s %10s %14s %10s %8s %12s\n", "process", "lines/s", "wall s", "CPU s/M lines", "CPU s", "sys s", "peak RSS MiB")
 	for _, r := range results {
-		fmt.Printf("%-36s %12.0f %10.2f %14.3f %10.2f %12.1f\n", r.name,
+		fmt.Printf("%-36s %12.0f %10.2f %14.3f %10.2f %8.2f %12.1f\n", r.name,
 			float64(lines)/r.wall.Seconds(), r.wall.Seconds(),
-			r.cpu.Seconds()/(float64(lines)/1e6), r.cpu.Seconds(), float64(r.peakRSS)/1024)
+			r.cpu.Seconds()/(float64(lines)/1e6), r.cpu.Seconds(), r.sys.Seconds(), float64(r.peakRSS)/1024)
 	}
 	fmt.Println()
 	if disk {
@@ -237,7 +238,7 @@ func measure(name string, cmd *exec.Cmd, input repeatedInput) (result, error) {
 func resultOf(name string, cmd *exec.Cmd, wall time.Duration, peakKiB int64) result {
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return result{name: name, wall: wall, cpu: cpu, peakRSS: peakKiB}
+	return result{name: name, wall: wall, cpu: cpu, sys: time.Duration(ru.Stime.Nano()), peakRSS: peakKiB}
 }
 
 // watchPeakRSS polls pid's resident-set high-water mark every 20 ms until

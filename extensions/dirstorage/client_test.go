@@ -3,9 +3,11 @@ package dirstorage
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -283,7 +285,15 @@ func TestDeletedFilesAreReusedByLaterWrites(t *testing.T) {
 		ctx := context.Background()
 		dir := t.TempDir()
 		c := &client{dir: dir, fsync: fsync}
-		value := func(key, n int) []byte { return bytes.Repeat([]byte{byte('a' + key%26)}, n) }
+		// Random bytes, which pack leaves as they are: the sizes below
+		// are the files' sizes.
+		value := func(key, n int) []byte {
+			b := make([]byte, n)
+			var seed [32]byte
+			seed[0], seed[1] = byte(key), byte(n)
+			_, _ = rand.NewChaCha8(seed).Read(b)
+			return b
+		}
 		sizes := map[int]int{}
 		for key := range maxSpares + 2 {
 			sizes[key] = 5000 + 3000*key
@@ -292,7 +302,7 @@ func TestDeletedFilesAreReusedByLaterWrites(t *testing.T) {
 			}
 		}
 		tooLarge := strconv.Itoa(maxSpares + 2)
-		if err := c.Set(ctx, tooLarge, make([]byte, maxSpareSize+1)); err != nil {
+		if err := c.Set(ctx, tooLarge, value(0, maxSpareSize+1)); err != nil {
 			t.Fatal(err)
 		}
 		if err := c.Delete(ctx, tooLarge); err != nil { // first, while a slot is free
@@ -390,5 +400,41 @@ func TestASpareLeftByAKilledProcessIsReplaced(t *testing.T) {
 	}
 	if got, err := c.Get(ctx, "2"); err != nil || string(got) != "two" {
 		t.Fatalf("read %q, %v", got, err)
+	}
+}
+
+// A large value that compresses is stored packed (smaller than it is) and
+// reads back whole, from the client that wrote it and from a new one (a
+// restart); a large value in the unpacked form earlier versions wrote
+// still reads, so a queue left by them drains after an upgrade.
+func TestLargeValuesArePackedAndEarlierFilesRead(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := &client{dir: dir}
+	line := []byte(`{"level":30,"time":1733140000000,"pid":7,"hostname":"app","msg":"request served","status":200}` + "\n")
+	packed := bytes.Repeat(line, 10000)
+	if err := c.Set(ctx, "1", packed); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(c.path("1"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Size >= int64(len(packed))/2 {
+		t.Errorf("a %d-byte value of log lines takes %d bytes on disk; want it packed", len(packed), st.Size)
+	}
+	earlier := bytes.Repeat([]byte("earlier "), 8000)
+	file := append([]byte(magic), 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(file[len(magic):], uint32(len(earlier)))
+	if err := os.WriteFile(c.path("2"), append(file, earlier...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, reader := range []*client{c, {dir: dir}} {
+		if got, err := reader.Get(ctx, "1"); err != nil || !bytes.Equal(got, packed) {
+			t.Errorf("packed value reads back %d bytes, %v; want %d", len(got), err, len(packed))
+		}
+		if got, err := reader.Get(ctx, "2"); err != nil || !bytes.Equal(got, earlier) {
+			t.Errorf("earlier unpacked value reads back %d bytes, %v; want %d", len(got), err, len(earlier))
+		}
 	}
 }
