@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/sidecarhq/sidecar/exporters/axiomexporter"
@@ -131,7 +132,8 @@ func clientDir(state, name string) string {
 	return found
 }
 
-// storedValue reads a dir_storage file: magic, the value's length, the value.
+// storedValue reads a dir_storage file: magic, the value's length, the
+// value (an S2 block with the packed magic, ds\x00\x02).
 func storedValue(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -141,10 +143,17 @@ func storedValue(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) < 8 || string(b[:4]) != "ds\x00\x01" {
+	if len(b) < 8 || (string(b[:4]) != "ds\x00\x01" && string(b[:4]) != "ds\x00\x02") {
 		t.Fatalf("%s is not a dir_storage value", path)
 	}
 	n := int(binary.LittleEndian.Uint32(b[4:8]))
+	if string(b[:4]) == "ds\x00\x02" {
+		v, err := s2.Decode(nil, b[8:8+n])
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return v
+	}
 	return b[8 : 8+n]
 }
 
