@@ -22,7 +22,13 @@ import (
 )
 
 const (
-	readBuffer = 256 << 10 // one read of stdin
+	// A read of stdin asks for the rest of the batch and readSlack more,
+	// so that a pipe holding a batch is read at once: pino lines at max
+	// rate took four reads of 256 KiB per 1 MiB batch, each waking the
+	// app's blocked writer, and the input read past the batch, which moves
+	// to the front of the next, is at most readSlack (bench/COMPARISON.md,
+	// issue 14).
+	readSlack = 64 << 10
 	// Batches are cut at these sizes, or when the input has had nothing
 	// more for joinWindow since the batch's first line. For pino lines
 	// (~330 bytes) the bytes decide: each batch costs a request on disk,
@@ -80,7 +86,7 @@ type Settings struct {
 // pipe fills up and the app's writes block: backpressure, not loss.
 type Transport struct {
 	src        io.Reader
-	readBuffer int // the size of a read; tests make it small to split lines across reads
+	readBuffer int // the size of every read when set; tests set it to split lines across reads
 	// deadlines is src when its reads can wait with a deadline (set by
 	// Start; see windowed), else nil.
 	deadlines deadlineReader
@@ -121,6 +127,8 @@ type Transport struct {
 	lines     []stream.Line
 	// whole is set when the batch holds a line of wholeLine bytes or more.
 	whole bool
+	// lineBytes is the last batch's bytes per line (readSize).
+	lineBytes int
 }
 
 // lineRange is where one line of the batch lies in the arena.
@@ -138,7 +146,7 @@ func New(src io.Reader, set Settings, sink stream.Sink) *Transport {
 		set.MaxLineBytes = stream.DefaultMaxLineBytes
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Transport{src: src, readBuffer: readBuffer, window: joinWindow, maxLine: set.MaxLineBytes, sink: sink,
+	return &Transport{src: src, window: joinWindow, maxLine: set.MaxLineBytes, sink: sink,
 		log: set.Logger, atEOF: set.AtEOF, ctx: ctx, cancel: cancel}
 }
 
@@ -329,12 +337,13 @@ func (s *Transport) next() ([]byte, error) {
 		if empty == maxEmptyReads {
 			return nil, io.ErrNoProgress
 		}
-		if cap(s.arena)-len(s.arena) < s.readBuffer {
-			grown := make([]byte, len(s.arena), len(s.arena)+len(s.arena)/2+s.readBuffer)
+		size := s.readSize()
+		if cap(s.arena)-len(s.arena) < size {
+			grown := make([]byte, len(s.arena), len(s.arena)+len(s.arena)/2+size)
 			copy(grown, s.arena)
 			s.arena = grown
 		}
-		free := s.arena[len(s.arena) : len(s.arena)+s.readBuffer]
+		free := s.arena[len(s.arena) : len(s.arena)+size]
 		n, err := s.src.Read(free)
 		s.unread, s.readErr, s.noNewline = free[:n], err, false
 	}
@@ -346,6 +355,22 @@ func (s *Transport) next() ([]byte, error) {
 	}
 	s.unread = s.unread[len(piece):]
 	return piece, nil
+}
+
+// readSize is how much the next read asks for: readBuffer when set, else
+// what is left to fill the batch, by its bytes or, at the length of its
+// lines so far (of the last batch's before the first), its lines, and
+// readSlack more; only readSlack before any line was seen.
+func (s *Transport) readSize() int {
+	if s.readBuffer > 0 {
+		return s.readBuffer
+	}
+	perLine := s.lineBytes
+	if n := len(s.ranges); n > 0 {
+		perLine = len(s.arena) / n
+	}
+	rest := min(batchBytes-len(s.arena), (batchLines-len(s.ranges))*perLine)
+	return max(rest, 0) + readSlack
 }
 
 // maxEmptyReads is how many reads in a row may return nothing before the
@@ -408,6 +433,7 @@ func (s *Transport) flush() (int64, error) {
 		return 0, err
 	}
 	n := int64(len(s.ranges))
+	s.lineBytes = len(s.arena) / len(s.ranges)
 	s.arena, s.ranges, s.whole = s.arena[:0], s.ranges[:0], false
 	return n, nil
 }

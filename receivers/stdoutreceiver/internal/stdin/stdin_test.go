@@ -47,8 +47,9 @@ func TestStdinLines(t *testing.T) {
 }
 
 func TestStdinTruncatesLongLines(t *testing.T) {
-	const limit = readBuffer + 50<<10 // lines span several reads of the buffer
-	long := strings.Repeat("a", 3*readBuffer)
+	const read = batchBytes + readSlack // the largest read
+	const limit = read + 50<<10         // lines span several reads
+	long := strings.Repeat("a", 3*read)
 	input := "short\n" + long + "\n" + strings.Repeat("b", limit) + "\nafter\n" + long
 	lines, _ := runStdin(t, input, limit)
 	if len(lines) != 5 {
@@ -66,6 +67,50 @@ func TestStdinTruncatesLongLines(t *testing.T) {
 	check(2, strings.Repeat("b", limit), false)
 	check(3, "after", false)
 	check(4, long[:limit], true)
+}
+
+// countingReader records how many reads its reader was asked for.
+type countingReader struct {
+	r     io.Reader
+	reads int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
+}
+
+// A read asks for the rest of the batch, so that a pipe holding a batch
+// (at max rate, a full one) is read at once rather than in four reads,
+// each waking the app's writer; and, for short lines, only for the lines
+// the batch still takes, so that the input read past it, moved to the
+// front of the next batch, stays within readSlack.
+func TestStdinReadsTheRestOfTheBatch(t *testing.T) {
+	for _, tc := range []struct {
+		lineLen, lines int
+		// A read per batch, one of readSlack before the first line and one
+		// at end of input.
+		maxReads int
+		maxArena int
+	}{
+		{lineLen: 330, lines: 10_000, maxReads: 10_000*330/batchBytes + 1 + 2, maxArena: batchBytes + 2*readSlack},
+		{lineLen: 100, lines: 3 * batchLines, maxReads: 3 + 2, maxArena: batchLines*100 + 2*readSlack},
+	} {
+		line := strings.Repeat("x", tc.lineLen-1) + "\n"
+		src := &countingReader{r: strings.NewReader(strings.Repeat(line, tc.lines))}
+		c := streamtest.NewRecorder()
+		s := New(src, Settings{MaxLineBytes: 1024}, c.Sink)
+		if _, err := s.run(); err != nil {
+			t.Fatal(err)
+		}
+		if c.Len() != tc.lines {
+			t.Fatalf("%d-byte lines: sink got %d lines, want %d", tc.lineLen, c.Len(), tc.lines)
+		}
+		if src.reads > tc.maxReads || cap(s.arena) > tc.maxArena {
+			t.Errorf("%d-byte lines: %d reads, arena of %d bytes; want at most %d and %d",
+				tc.lineLen, src.reads, cap(s.arena), tc.maxReads, tc.maxArena)
+		}
+	}
 }
 
 func TestStdinBatchesAndOrder(t *testing.T) {
