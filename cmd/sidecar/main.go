@@ -27,6 +27,7 @@ import (
 var version = "dev"
 
 func main() {
+	stopHeapProfile()
 	// SIGTERM (ECS, Kubernetes, docker stop) and SIGINT end the run
 	// gracefully: receivers stop, exporters flush. The collector would only
 	// catch them once every component has started, and a signal before that
