@@ -78,6 +78,7 @@ import (
 
 	"github.com/sidecarhq/sidecar/internal/jsontext"
 	"github.com/sidecarhq/sidecar/internal/loglevel"
+	"github.com/sidecarhq/sidecar/internal/plogbulk"
 	"github.com/sidecarhq/sidecar/internal/rawevent"
 	"github.com/sidecarhq/sidecar/receivers/stdoutreceiver/internal/stream"
 )
@@ -622,7 +623,8 @@ func hexString(line []byte, o *object, k, n int) ([]byte, bool) {
 // few large appends, each allocating about what the string would.
 // JSON lines go to a raw scope per stream, whose attributes carry the
 // stream once for all its records (rawevent); other lines to one scope,
-// each record with its stream.
+// each record with its stream. Each scope's records and their string
+// bodies are allocated at once (plogbulk), not two objects a record.
 func (d *Decoder) build(logs plog.Logs, st *Stats, b stream.Batch, resource []stream.Attr, now time.Time) {
 	rl := logs.ResourceLogs().AppendEmpty()
 	attrs := rl.Resource().Attributes()
@@ -656,13 +658,11 @@ func (d *Decoder) build(logs plog.Logs, st *Stats, b stream.Batch, resource []st
 		if sc.stream != "" {
 			sl.Scope().Attributes().PutStr(AttrStream, sc.stream)
 		}
-		sc.recs = sl.LogRecords()
-		sc.recs.EnsureCapacity(sc.n)
+		sc.recs = plogbulk.Append(sl.LogRecords(), sc.n)
 	}
-	var text plog.LogRecordSlice
+	var text plogbulk.Records
 	if nText > 0 {
-		text = rl.ScopeLogs().AppendEmpty().LogRecords()
-		text.EnsureCapacity(nText)
+		text = plogbulk.Append(rl.ScopeLogs().AppendEmpty().LogRecords(), nText)
 	}
 	observed := pcommon.NewTimestampFromTime(now)
 	var bodies string
@@ -671,14 +671,18 @@ func (d *Decoder) build(logs plog.Logs, st *Stats, b stream.Batch, resource []st
 	} else {
 		bodies = string(d.buf)
 	}
+	nextText := 0
 	for i := range d.recs {
 		r := &d.recs[i]
-		var lr plog.LogRecord
+		recs, k := &text, nextText
 		if r.raw {
-			lr = d.scopes[r.scope].recs.AppendEmpty()
+			sc := &d.scopes[r.scope]
+			recs, k = &sc.recs, sc.next
+			sc.next++
 		} else {
-			lr = text.AppendEmpty()
+			nextText++
 		}
+		lr := recs.At(k)
 		lr.SetTimestamp(r.ts)
 		lr.SetObservedTimestamp(observed)
 		if r.sev != plog.SeverityNumberUnspecified {
@@ -689,7 +693,7 @@ func (d *Decoder) build(logs plog.Logs, st *Stats, b stream.Batch, resource []st
 		}
 		lr.SetTraceID(r.traceID)
 		lr.SetSpanID(r.spanID)
-		lr.Body().SetStr(bodies[r.start:r.end])
+		recs.SetStrBody(k, bodies[r.start:r.end])
 		if r.stream != "" && !r.raw || r.truncated {
 			la := lr.Attributes()
 			if r.stream != "" && !r.raw {
@@ -769,7 +773,8 @@ func (d *Decoder) rawScope(stream string) int {
 type rawScope struct {
 	stream string
 	n      int
-	recs   plog.LogRecordSlice
+	recs   plogbulk.Records
+	next   int // the record build fills next
 }
 
 // validUTF8 returns line with each run of invalid bytes replaced by U+FFFD,

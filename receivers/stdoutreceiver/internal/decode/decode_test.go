@@ -866,3 +866,20 @@ func TestDecodeLineBytesFollowTheRecords(t *testing.T) {
 		t.Errorf("records with their line lengths %q (%d lengths), want %q", got, len(out.LineBytes), want)
 	}
 }
+
+// A batch's records are allocated together (plogbulk), not two objects
+// each: what allocation and the collector's marking cost per line.
+func TestDecodeAllocatesPerBatchNotPerRecord(t *testing.T) {
+	lines := make([]stream.Line, 1000)
+	for i := range lines {
+		lines[i].Data = benchPinoLine(i)
+	}
+	lines[10] = stream.Line{Data: []byte("a stack trace's line"), Stream: "stderr"}
+	d := New(Options{})
+	now := time.Now()
+	batch := stream.Batch{Lines: lines, OneLine: true}
+	d.Decode(batch, nil, now) // the decoder's buffers grow once
+	if allocs := testing.AllocsPerRun(10, func() { d.Decode(batch, nil, now) }); allocs > 30 {
+		t.Errorf("%.0f allocations for a batch of %d lines", allocs, len(lines))
+	}
+}
