@@ -120,12 +120,22 @@ func (b *base) start(ctx context.Context, host component.Host, what string) erro
 		return nil
 	}
 	cc := b.httpClientConfig()
-	client, err := cc.ToClient(ctx, withRawDial(&cc, host.GetExtensions()), b.set.TelemetrySettings)
+	client, err := cc.ToClient(ctx, withRawDial(&cc, host.GetExtensions()), untracedClient(b.set.TelemetrySettings))
 	if err != nil {
 		return err
 	}
 	b.client = client
 	return nil
+}
+
+// untracedClient is set without a tracer provider, so that ToClient does
+// not wrap the client in otelhttp: nothing reads spans of the sidecar's
+// requests to Axiom, and the wrapper cost ~0.6% of the stdin path's CPU at
+// max rate even with the no-op provider the service gives by default
+// (perf, bench/COMPARISON.md, 2026-12-07).
+func untracedClient(set component.TelemetrySettings) component.TelemetrySettings {
+	set.TracerProvider = nil
+	return set
 }
 
 // httpClientConfig maps our small set of HTTP knobs onto confighttp. The
