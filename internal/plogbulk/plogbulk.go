@@ -140,11 +140,11 @@ func Append(recs plog.LogRecordSlice, n int) Records {
 }
 
 // At is the i-th record Append added.
-func (r Records) At(i int) plog.LogRecord { return r.recs.At(r.first + i) }
+func (r *Records) At(i int) plog.LogRecord { return r.recs.At(r.first + i) }
 
 // SetStrBody sets the i-th record's body to the string s, as
 // At(i).Body().SetStr(s) does, once per record.
-func (r Records) SetStrBody(i int, s string) {
+func (r *Records) SetStrBody(i int, s string) {
 	if r.strs == nil {
 		r.At(i).Body().SetStr(s)
 		return
