@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
@@ -33,7 +32,7 @@ const maxEventsPerRequest = 10_000
 type logsExporter struct {
 	*base
 	axiom     *axiomclient.Client
-	encoders  encoderPool
+	encoders  *encoderPool
 	maxEvents int
 	weigher   *logsWeigher
 	// accepting: Axiom accepted the last request, so the report of drops
@@ -71,11 +70,9 @@ func (e *logsExporter) start(ctx context.Context, host component.Host) error {
 // pushed with the queue turned off, or queued by an earlier version. Each
 // request is retried on its own (see deliver), so nothing Axiom accepted is
 // sent twice; a request rejected for good does not stop the others.
-func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
+func (e *logsExporter) pushLogs(ctx context.Context, enc *encoder, ld plog.Logs) error {
 	ctx, end := e.pushStarted(ctx)
 	defer end()
-	enc := e.encoders.get()
-	defer e.encoders.put(enc)
 	now := time.Now()
 	maxBytes := int(e.cfg.batchBytes())
 	var (
@@ -127,11 +124,9 @@ func (e *logsExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 
 // pushEvents sends events read back from the disk queue as they are, in
 // requests cut as pushLogs cuts (a batch is one request by construction).
-func (e *logsExporter) pushEvents(ctx context.Context, r *eventsRequest) error {
+func (e *logsExporter) pushEvents(ctx context.Context, enc *encoder, r *eventsRequest) error {
 	ctx, end := e.pushStarted(ctx)
 	defer end()
-	enc := e.encoders.get()
-	defer e.encoders.put(enc)
 	maxBytes := int(e.cfg.batchBytes())
 	var permanent error
 	for first := 0; first < len(r.ends); {
@@ -507,69 +502,3 @@ func (e *logsExporter) ingestError(ctx context.Context, err error) error {
 
 // logPosition addresses a log record inside a plog.Logs.
 type logPosition struct{ resource, scope, record int }
-
-// encoder is one worker's reusable state: the NDJSON buffer, the zstd
-// output buffer and a single-threaded zstd encoder.
-type encoder struct {
-	events     []byte
-	ends       []int // end offset of each event in events
-	carry      []byte
-	compressed []byte
-	resource   []byte
-	shared     []byte
-	head       []byte
-	attrs      attrsJSON
-	zstd       *zstd.Encoder
-}
-
-// encoderPool keeps a bounded free list of encoders. Unlike sync.Pool it
-// does not drop them at every GC, and a zstd encoder is costly to rebuild.
-type encoderPool struct{ free chan *encoder }
-
-// maxPooledBuffer keeps one unusually large batch from pinning its memory.
-const maxPooledBuffer = 16 << 20
-
-func newEncoderPool() encoderPool { return encoderPool{free: make(chan *encoder, 8)} }
-
-func (p encoderPool) get() *encoder {
-	select {
-	case enc := <-p.free:
-		return enc
-	default:
-	}
-	z, err := zstd.NewWriter(nil,
-		zstd.WithEncoderConcurrency(1),
-		zstd.WithEncoderLevel(zstd.SpeedFastest),
-		// The size of one block: measured on pino request logs (bench
-		// lines and internal/loadgen's), 5-10% less CPU than 256 KiB for
-		// the same bytes out (1 MiB was no better either); 64 KiB and less
-		// compress worse.
-		zstd.WithWindowSize(128<<10),
-		// No content checksum (xxhash of every byte, 1.5-2% of the stdin
-		// path's CPU): it is optional in zstd's frame format, and TLS
-		// already protects the bytes in transit.
-		zstd.WithEncoderCRC(false),
-		// An empty input is a frame of no content (the default, said
-		// here because check_token's body depends on it): an empty body
-		// is not zstd to the reference decoder.
-		zstd.WithZeroFrames(true),
-		zstd.WithLowerEncoderMem(true))
-	if err != nil {
-		panic(err) // only invalid options fail, and these are constant
-	}
-	return &encoder{zstd: z}
-}
-
-func (p encoderPool) put(enc *encoder) {
-	enc.attrs.forget()
-	if cap(enc.events) > maxPooledBuffer {
-		enc.events = nil
-	}
-	if cap(enc.compressed) > maxPooledBuffer {
-		enc.compressed = nil
-	}
-	select {
-	case p.free <- enc:
-	default:
-	}
-}

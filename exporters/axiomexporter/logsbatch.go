@@ -415,9 +415,17 @@ func (e *logsExporter) newRequest(ctx context.Context, ld plog.Logs) (xexporterh
 	return r, nil
 }
 
-func (e *logsExporter) pushRequest(ctx context.Context, r xexporterhelper.Request) error {
-	if er, ok := r.(*eventsRequest); ok {
-		return e.pushEvents(ctx, er)
-	}
-	return e.pushLogs(ctx, r.(*logsRequest).ld)
+// pushRequest sends r with an encoder of the pool, on the encoder's
+// goroutine (see encoder.run).
+func (e *logsExporter) pushRequest(ctx context.Context, r xexporterhelper.Request) (err error) {
+	enc := e.encoders.get()
+	defer e.encoders.put(enc)
+	enc.run(func() {
+		if er, ok := r.(*eventsRequest); ok {
+			err = e.pushEvents(ctx, enc, er)
+		} else {
+			err = e.pushLogs(ctx, enc, r.(*logsRequest).ld)
+		}
+	})
+	return err
 }

@@ -140,7 +140,7 @@ func TestBatchesAreOneRequestEach(t *testing.T) {
 			push := func(what string, r *logsRequest) {
 				t.Helper()
 				before, events := len(srv.Requests()), r.ItemsCount()
-				if err := e.pushLogs(context.Background(), r.ld); err != nil {
+				if err := e.pushRequest(context.Background(), r); err != nil {
 					t.Fatal(err)
 				}
 				if got := len(srv.Requests()) - before; got != 1 {
@@ -482,7 +482,7 @@ func BenchmarkExportLines(b *testing.B) {
 			e.file.f = devNull
 			for b.Loop() {
 				e.weigher.weigh(ld)
-				if err := e.pushLogs(context.Background(), ld); err != nil {
+				if err := e.pushRequest(context.Background(), e.weigher.request(ld)); err != nil {
 					b.Fatal(err)
 				}
 			}

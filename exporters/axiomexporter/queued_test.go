@@ -110,7 +110,7 @@ func TestRequestsAreQueuedAsTheirEvents(t *testing.T) {
 			t.Errorf("%s: read back weighing %d for %d events, queued weighing %d for %d records",
 				name, er.BytesSize(), er.ItemsCount(), weight, ld.LogRecordCount())
 		}
-		fromMemory, fromDisk := sentTo(t, func(e *logsExporter) error { return e.pushLogs(context.Background(), ld) }),
+		fromMemory, fromDisk := sentTo(t, func(e *logsExporter) error { return e.pushRequest(context.Background(), e.weigher.request(ld)) }),
 			sentTo(t, func(e *logsExporter) error { return e.pushRequest(context.Background(), er) })
 		if !bytes.Equal(fromDisk, fromMemory) || bytes.Count(fromMemory, []byte("\n")) != ld.LogRecordCount() {
 			t.Errorf("%s: the events sent from the disk queue differ from the ones sent from memory:\n%s\n%s", name, fromDisk, fromMemory)

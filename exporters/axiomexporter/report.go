@@ -66,10 +66,12 @@ func (e *logsExporter) keepLedger(ctx context.Context) error {
 // carry it. Receivers stop before exporters, so their drops are recorded by
 // now; the send is bounded by shutdown_timeout (abortCtx). What is not sent
 // stays in the queue's storage for the next start, with what exporters
-// stopping after this one drop (base.shutdown releases the ledger).
+// stopping after this one drop (base.shutdown releases the ledger). The
+// encoders' goroutines end here: exporterhelper calls this last.
 func (e *logsExporter) shutdown(ctx context.Context) error {
 	if e.axiom != nil && e.accepting.Load() {
 		e.reportLosses(e.abortCtx)
 	}
+	e.encoders.close()
 	return e.base.shutdown(ctx)
 }
