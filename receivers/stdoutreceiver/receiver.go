@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -456,6 +457,14 @@ func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(conte
 			if attempt > 0 && err == nil {
 				r.set.Logger.Info("pipeline accepts records again; source resumed",
 					zap.Int("retries", attempt), zap.Duration("paused", time.Since(since)))
+				// The pipeline took the batch as soon as it had room: at
+				// max rate, when the exporter finished a request. Yield, so
+				// that the goroutines the push readied (the queue's
+				// consumer, the exporter's next send) run before this source
+				// reads and decodes its next batch: on one P the request's
+				// round trip then passes during that work, where the P
+				// otherwise went idle for it and woke again.
+				runtime.Gosched()
 			}
 			return err
 		}
