@@ -67,7 +67,6 @@ package decode
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
 	"time"
 	"unicode/utf8"
@@ -569,45 +568,40 @@ func sortEdits(e []edit) {
 
 // traceID is the id in the first of trace_id and traceId that is a JSON
 // string of 32 hex digits; empty (zero) if neither is.
-func traceID(line []byte, o *object) (id pcommon.TraceID) {
+func traceID(line []byte, o *object) pcommon.TraceID {
 	for _, k := range [...]int{keyTraceID, keyTraceIDCamel} {
-		if v, ok := hexString(line, o, k, len(id)); ok {
-			hi, badHi := hex16(v)
-			lo, badLo := hex16(v[16:])
-			if badHi|badLo == 0 {
-				binary.BigEndian.PutUint64(id[:8], hi)
-				binary.BigEndian.PutUint64(id[8:], lo)
+		if v := hexString(line, o, k, 32); v != nil {
+			if id, ok := parseTraceID((*[32]byte)(v)); ok {
 				return id
 			}
 		}
 	}
-	return id
+	return pcommon.TraceID{}
 }
 
 // spanID is traceID for span_id and spanId, of 16 hex digits.
-func spanID(line []byte, o *object) (id pcommon.SpanID) {
+func spanID(line []byte, o *object) pcommon.SpanID {
 	for _, k := range [...]int{keySpanID, keySpanIDCamel} {
-		if v, ok := hexString(line, o, k, len(id)); ok {
-			if x, bad := hex16(v); bad == 0 {
-				binary.BigEndian.PutUint64(id[:], x)
+		if v := hexString(line, o, k, 16); v != nil {
+			if id, ok := parseSpanID((*[16]byte)(v)); ok {
 				return id
 			}
 		}
 	}
-	return id
+	return pcommon.SpanID{}
 }
 
 // hexString returns the text of key k's member if it is a JSON string of
-// 2*n bytes and no escape (a hex digit needs none).
-func hexString(line []byte, o *object, k, n int) ([]byte, bool) {
+// n bytes and no escape (a hex digit needs none), else nil.
+func hexString(line []byte, o *object, k, n int) []byte {
 	if !o.has(k) {
-		return nil, false
+		return nil
 	}
 	v := o.val(line, k)
-	if len(v) != 2*n+2 || v[0] != '"' {
-		return nil, false
+	if len(v) != n+2 || v[0] != '"' {
+		return nil
 	}
-	return v[1 : len(v)-1], true
+	return v[1 : len(v)-1]
 }
 
 // build writes the decoded records into logs. The records' bodies slice one

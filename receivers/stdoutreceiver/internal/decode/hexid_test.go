@@ -2,47 +2,60 @@ package decode
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/hex"
 	"testing"
 )
 
-// checkHex16 holds hex16 to encoding/hex on 16 bytes.
-func checkHex16(t *testing.T, src []byte) {
+// checkHexID holds parseTraceID and parseSpanID to encoding/hex on 32
+// and 16 bytes.
+func checkHexID(t *testing.T, src []byte) {
 	t.Helper()
-	v, bad := hex16(src)
 	want, err := hex.DecodeString(string(src))
-	if (bad == 0) != (err == nil) {
-		t.Fatalf("%q: bad %#x, encoding/hex error %v", src, bad, err)
+	var got []byte
+	var ok bool
+	switch len(src) {
+	case 32:
+		id, okID := parseTraceID((*[32]byte)(src))
+		got, ok = id[:], okID
+	case 16:
+		id, okID := parseSpanID((*[16]byte)(src))
+		got, ok = id[:], okID
+	default:
+		t.Fatalf("%d digits", len(src))
 	}
-	if got := binary.BigEndian.AppendUint64(nil, v); err == nil && !bytes.Equal(got, want) {
+	if ok != (err == nil) {
+		t.Fatalf("%q: ok %v, encoding/hex error %v", src, ok, err)
+	}
+	if ok && !bytes.Equal(got, want) {
 		t.Fatalf("%q: %x, encoding/hex %x", src, got, want)
 	}
 }
 
-// FuzzHex16 holds hex16 to encoding/hex on 16 digits.
-func FuzzHex16(f *testing.F) {
+// FuzzHexID holds the id parsers to encoding/hex on 16 and 32 bytes.
+func FuzzHexID(f *testing.F) {
 	for _, s := range []string{"4bf92f3577b34da6", "00f067aa0ba902b7", "ABCDEFabcdef0189",
-		"0123456789abcdeg", "/:@AFGH`afgh0123", "\x80123456789abcde", "000000000000000 "} {
+		"0123456789abcdeg", "/:@AFGH`afgh0123", "\x80123456789abcde", "000000000000000 ",
+		"4bf92f3577b34da6a3ce929d0e0e4736", "4bf92f3577b34da6a3ce929d0e0e473G"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		if len(src) != 16 {
+		if len(src) != 16 && len(src) != 32 {
 			return
 		}
-		checkHex16(t, src)
+		checkHexID(t, src)
 	})
 }
 
-// TestHex16EveryByte puts each byte value at each position of 16 digits of
-// both cases.
-func TestHex16EveryByte(t *testing.T) {
-	for _, base := range []string{"0123456789abcdef", "ABCDEF0123456789", "fedcba9876543210", "9aF0fA09aF0fA09a"} {
+// TestHexIDEveryByte puts each byte value at each position of 16 and 32
+// digits of both cases.
+func TestHexIDEveryByte(t *testing.T) {
+	for _, base := range []string{"0123456789abcdef", "ABCDEF0123456789", "fedcba9876543210", "9aF0fA09aF0fA09a",
+		"0123456789abcdefABCDEF0123456789", "fedcba98765432109aF0fA09aF0fA09a"} {
 		for pos := range len(base) {
 			for c := range 256 {
 				src := []byte(base)
 				src[pos] = byte(c)
-				checkHex16(t, src)
+				checkHexID(t, src)
 			}
 		}
 	}
