@@ -229,18 +229,19 @@ type shapeKey struct {
 // quote are the same key, since s's keys hold no quote or backslash before
 // their closing quote, which is then the line's key's closing quote too.
 func (s *keyShape) matches(line []byte, members []member) bool {
-	if len(members) != len(s.keys) || len(members) == 0 {
+	keys := s.keys
+	if len(members) != len(keys) || len(members) == 0 {
 		return false
 	}
-	keys := s.keys[:len(members)]
+	last := len(line) - 16 // the last key start with 16 bytes of room
 	var diff uint64
-	for i := range members {
+	for i := range keys {
 		k := &keys[i]
 		var lo, hi uint64
-		if start := members[i].KeyStart; start <= len(line)-16 {
+		if start := members[i].KeyStart; start <= last {
 			// As an array, the 16 bytes are two loads after one
 			// bounds check.
-			b := (*[16]byte)(line[start : start+16])
+			b := (*[16]byte)(line[start:])
 			lo, hi = binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])
 		} else {
 			lo, hi = key16(line, start)
