@@ -108,9 +108,10 @@ func (o *object) val(line []byte, k int) []byte {
 }
 
 // scanObject reports whether line (after optional whitespace) is exactly one
-// JSON object whose strings are valid UTF-8, filling o.
+// JSON object whose strings are valid UTF-8, filling o (its known keys only
+// then).
 func scanObject(line []byte, o *object) bool {
-	o.known, o.nSuperseded = [numKeys]int{}, 0
+	o.nSuperseded = 0
 	o.start = jsontext.SkipSpace(line, 0)
 	var ok bool
 	o.members, o.end, ok = jsontext.Members(line, o.start, o.members[:0])
@@ -134,6 +135,7 @@ func (o *object) lookAtKeys(line []byte, members []member, superseded []bool) []
 		o.known = o.shape.known
 		return superseded
 	}
+	o.known = [numKeys]int{}
 	n, filter, maybeKnown := plainKeys(line, members)
 	for ; maybeKnown != 0; maybeKnown &= maybeKnown - 1 {
 		j := bits.TrailingZeros32(maybeKnown)
