@@ -118,6 +118,12 @@ func scanObject(line []byte, o *object) bool {
 	if !ok || jsontext.SkipSpace(line, o.end) != len(line) {
 		return false
 	}
+	// Keys compare as JSON.parse sees them: "\u0074ime" is time. A line
+	// with the last line's keys has its known keys and no duplicate.
+	if o.shape.matches(line, o.members) {
+		o.known = o.shape.known
+		return true
+	}
 	o.superseded = o.lookAtKeys(line, o.members, o.superseded[:0])
 	return true
 }
@@ -127,14 +133,9 @@ func scanObject(line []byte, o *object) bool {
 // barrier while the GC runs). superseded is only written, and so cleared,
 // from the line's first duplicate key on (see object.nSuperseded).
 func (o *object) lookAtKeys(line []byte, members []member, superseded []bool) []bool {
-	// Keys compare as JSON.parse sees them: "\u0074ime" is time. Most
-	// lines' keys are few, plain and distinct: plainKeys takes them, and
-	// the first key that is escaped, past smallKeys or maybe seen before
-	// goes on below.
-	if o.shape.matches(line, members) {
-		o.known = o.shape.known
-		return superseded
-	}
+	// Most lines' keys are few, plain and distinct: plainKeys takes them,
+	// and the first key that is escaped, past smallKeys or maybe seen
+	// before goes on below.
 	o.known = [numKeys]int{}
 	n, filter, maybeKnown := plainKeys(line, members)
 	for ; maybeKnown != 0; maybeKnown &= maybeKnown - 1 {
