@@ -262,11 +262,12 @@ member: // a member or element of the innermost container starts at s[i]
 			x := load64(s, i)
 			if stop := stopBytes(x); stop != 0 {
 				at := bits.TrailingZeros64(stop) &^ 7
-				i += at / 8
 				if uint16(x>>at) == '"'|':'<<8 { // and the colon (never at byte 7: the shift leaves zeros)
-					keyEnd, i = i+1, i+2
+					keyEnd = i + at/8 + 1
+					i = keyEnd + 1
 					goto afterColon
 				}
+				i += at / 8
 				if byte(x>>at) == '"' {
 					i++
 					goto keyEnd
