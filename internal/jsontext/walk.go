@@ -50,7 +50,8 @@ func Members[T Text](s T, i int, dst []Member) ([]Member, int, bool) {
 // before a byte is read: that also says it is not negative, so the compiler
 // drops its own index check.
 func walk[T Text](s T, i int, w *walker) (int, bool) {
-	var keyEnd int // where the last key ended, at its colon
+	var keyEnd int      // where the last key ended, at its colon
+	last8 := len(s) - 8 // the last start of eight bytes: computed once, not at every word
 	// The enclosing level a ValueEnd value is a member of counts: see MaxDepth.
 	w.maxOpen, w.recordDepth = MaxDepth-1, 0
 	if w.record {
@@ -101,7 +102,7 @@ strRest: // the string goes on at s[i]
 		return 0, false
 	}
 	// Eight bytes at a time: strings are most of a log line.
-	for i <= len(s)-8 {
+	for i <= last8 {
 		if stop := stopBytes(load64(s, i)); stop != 0 {
 			i += bits.TrailingZeros64(stop) / 8
 			goto look
@@ -194,7 +195,7 @@ number: // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, s[i] is '-' or a digi
 	} else {
 		i++
 		// Eight digits at a time: a millisecond timestamp has thirteen.
-		for i <= len(s)-8 {
+		for i <= last8 {
 			if other := nonDigits(load64(s, i)); other != 0 {
 				i += bits.TrailingZeros64(other) / 8
 				goto fraction
@@ -258,7 +259,7 @@ member: // a member or element of the innermost container starts at s[i]
 		// A key of up to seven plain bytes (most keys) ends in the first
 		// eight bytes, tested here without the string loop's flag; other
 		// keys, and keys too near the end of the text, go its way.
-		if i <= len(s)-8 {
+		if i <= last8 {
 			x := load64(s, i)
 			if stop := stopBytes(x); stop != 0 {
 				at := bits.TrailingZeros64(stop) &^ 7
