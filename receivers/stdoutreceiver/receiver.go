@@ -45,6 +45,13 @@ const (
 	retryMax   = time.Second
 )
 
+// pauseWorthLogging is how long the pipeline must have refused a batch
+// before the source's pause is logged. At max rate the queue refuses for a
+// few milliseconds whenever the source outruns the request in flight: that
+// is flow control, counted in refused_pushes. A second means Axiom is slow
+// or down, and the source's writer (the app, for stdin) may be waiting.
+const pauseWorthLogging = time.Second
+
 // whenFullBytes is how much a source with a when_full drop policy holds in
 // memory while the pipeline refuses: its lines' bytes plus recordCost per
 // line, about what a decoded record adds.
@@ -85,9 +92,9 @@ type stdoutReceiver struct {
 	stdinSrc   io.Reader
 	endProcess func(stop <-chan struct{})
 
-	// retryFirst and retryMax are the backoff's bounds (the constants;
-	// tests lengthen them).
-	retryFirst, retryMax time.Duration
+	// retryFirst and retryMax are the backoff's bounds, and pauseLogAfter
+	// pauseWorthLogging (the constants; tests change them).
+	retryFirst, retryMax, pauseLogAfter time.Duration
 	// stop is closed by Shutdown; a Sink waiting out a refusal gives up.
 	stop                    chan struct{}
 	startOnce, shutdownOnce sync.Once
@@ -119,7 +126,7 @@ func newReceiver(set receiver.Settings, cfg *Config) (*stdoutReceiver, error) {
 	return &stdoutReceiver{
 		cfg: cfg, set: set, obs: obs, metrics: metrics, losses: lost,
 		stdinSrc: os.Stdin, endProcess: stdin.EndProcess,
-		retryFirst: retryFirst, retryMax: retryMax,
+		retryFirst: retryFirst, retryMax: retryMax, pauseLogAfter: pauseWorthLogging,
 		stop: make(chan struct{}),
 	}, nil
 }
@@ -447,16 +454,20 @@ func (r *stdoutReceiver) dropPermanent(ctx context.Context, signal string, n int
 // retry runs push until it succeeds or fails permanently, backing off while
 // the pipeline refuses (memory limiter, full queue), or until the refusal
 // says there is room again: the transport waiting on it stops reading its
-// source meanwhile. It gives up only at shutdown.
+// source meanwhile. It gives up only at shutdown. A pause is logged once it
+// has lasted pauseLogAfter, and then its end.
 func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(context.Context) error) error {
 	backoff := backpressure.Backoff{First: r.retryFirst, Max: r.retryMax}
 	var since time.Time
+	logged := false
 	for attempt := 0; ; attempt++ {
 		err := push(ctx)
 		if err == nil || consumererror.IsPermanent(err) {
 			if attempt > 0 && err == nil {
-				r.set.Logger.Info("pipeline accepts records again; source resumed",
-					zap.Int("retries", attempt), zap.Duration("paused", time.Since(since)))
+				if logged {
+					r.set.Logger.Info("pipeline accepts records again; source resumed",
+						zap.Int("retries", attempt), zap.Duration("paused", time.Since(since)))
+				}
 				// The pipeline took the batch as soon as it had room: at
 				// max rate, when the exporter finished a request. Yield, so
 				// that the goroutines the push readied (the queue's
@@ -471,7 +482,11 @@ func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(conte
 		r.metrics.recordRefused(ctx)
 		if attempt == 0 {
 			since = time.Now()
-			r.set.Logger.Warn("pipeline refused records; pausing the source and retrying", zap.Int("records", records), zap.Error(err))
+		}
+		if paused := time.Since(since); !logged && paused >= r.pauseLogAfter {
+			logged = true
+			r.set.Logger.Warn("pipeline refuses records; the source stays paused until it takes them",
+				zap.Int("records", records), zap.Duration("paused", paused), zap.Error(err))
 		}
 		if !backoff.Wait(ctx, err, nil, r.stop) {
 			if ctx.Err() != nil {
