@@ -48,11 +48,15 @@ func gcPercent(t *testing.T) uint64 {
 	return s[0].Value.Uint64()
 }
 
-// keepGCPercent restores the GC target the test found.
+// keepGCPercent restores the GC target and the memory limit the test found.
 func keepGCPercent(t *testing.T) {
 	orig := debug.SetGCPercent(100)
 	debug.SetGCPercent(orig)
-	t.Cleanup(func() { debug.SetGCPercent(orig) })
+	limit := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() {
+		debug.SetGCPercent(orig)
+		debug.SetMemoryLimit(limit)
+	})
 }
 
 func TestTargetGCLeavesAUsersGOGC(t *testing.T) {
@@ -85,15 +89,59 @@ func TestTargetGCFollowsTheLiveHeap(t *testing.T) {
 	}
 
 	base := max(liveHeap(), 1<<20)
-	tg := startGCTargeter(10 * base)
+	tg := startGCTargeter(10*base, math.MaxInt64)
 	t.Cleanup(tg.stop)
 	waitGCPercent(t, maxGCPercent)
+	if got := debug.SetMemoryLimit(-1); got == math.MaxInt64 {
+		t.Error("no memory limit while the target is above the default")
+	}
 
 	held := make([]byte, 10*base)
 	waitGCPercent(t, minGCPercent)
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("memory limit %d MiB at the default target, want none", got>>20)
+	}
 	runtime.KeepAlive(held)
 
 	waitGCPercent(t, maxGCPercent)
+}
+
+// TestABurstStaysNearTheCeiling lets the live heap jump from a few MB to
+// half the ceiling between two cycles, before the target that would follow
+// it is set (the targeter is stopped): the cycle's goal stays within a
+// quarter past the ceiling, where the idle target alone (300%) would give
+// it twice the ceiling and more.
+func TestABurstStaysNearTheCeiling(t *testing.T) {
+	keepGCPercent(t)
+	base := max(liveHeap(), 1<<20)
+	ceiling := 16 * base
+	tg := startGCTargeter(ceiling, math.MaxInt64)
+	waitGCPercent(t, maxGCPercent)
+	tg.stop()
+
+	held := make([]byte, ceiling/2)
+	runtime.GC()
+	goal := heapGoal()
+	runtime.KeepAlive(held)
+	if limit := ceiling + ceiling/4; goal > limit {
+		t.Errorf("heap goal %d MiB after a burst to %d MiB live, want at most %d MiB (ceiling %d MiB)", goal>>20, (base+ceiling/2)>>20, limit>>20, ceiling>>20)
+	}
+}
+
+func TestTheLimitKeepsAContainersLimit(t *testing.T) {
+	if got := limitFor(8<<20, heapCeiling, math.MaxInt64); got != 8<<20+heapCeiling+heapCeiling/4 {
+		t.Errorf("limit %d MiB with 8 MiB besides the heap, want 48", got>>20)
+	}
+	if got := limitFor(8<<20, heapCeiling, 40<<20); got != 40<<20 {
+		t.Errorf("limit %d MiB under a 40 MiB limit, want 40", got>>20)
+	}
+}
+
+// heapGoal is the heap the runtime lets grow before its next cycle ends.
+func heapGoal() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // liveHeap is the heap a full cycle finds live.
