@@ -29,7 +29,7 @@ import (
 // ends, and the target that cycle calls for is set only when its finalizer
 // runs, which at max rate on one P can be after the next cycle: a burst
 // that takes the live heap from an idle 3 MB to 20 in one cycle then got
-// the idle 300%, an 80 MB goal, and a 99 MB peak RSS against 60 in the
+// the idle 300%, an 80-90 MB goal, and a 99-102 MB peak RSS against 60 in the
 // other runs (bench/COMPARISON.md, 2026-12-07). So while the target is
 // above the default, a soft memory limit holds the heap near the ceiling
 // whatever the next cycle finds; at the default it is lifted again.
