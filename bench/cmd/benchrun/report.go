@@ -70,6 +70,7 @@ func writeReport(o options, run runInfo, results []result) error {
 		load = fmt.Sprintf("%s at the fixed rates, %s at max rate", run.FixedDuration, run.Duration)
 	}
 	fmt.Fprintf(&b, "- Load per phase: %s; fixed rates: logs %d lines/s, spans %d spans/s, mixed %d req/s\n", load, run.LogRate, run.SpanRate, run.MixedRPS)
+	fmt.Fprintf(&b, "- Memory in MB means MiB (2^20 bytes; `VmHWM` and `VmRSS` are in KiB), as in Go's gctrace; the budgets are in the same unit\n")
 	if run.Repeat > 1 {
 		fmt.Fprintf(&b, "- Every phase ran %d times, sidecar and baseline alternating; each figure is from the run with the median CPU per million events\n", run.Repeat)
 	}
@@ -320,6 +321,7 @@ func plotPath(o options, scenario string) string {
 	return p
 }
 
+// mb is kb KiB (as /proc gives memory) in MiB, which the report writes MB.
 func mb(kb int64) float64 { return float64(kb) / 1024 }
 
 func cpuModel() string {
