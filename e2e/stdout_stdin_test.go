@@ -259,12 +259,7 @@ func TestStdinBlockWhenFullLosesNothing(t *testing.T) {
 	if err := fake.WaitEvents("app-logs", n, 90*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	// Pauses this short (about one slow request) are flow control, not
-	// logged: the receiver's counter says they happened.
-	_, metricsPort, _ := strings.Cut(cfg.metrics, ":")
-	if scrapeCounter(metricsPort, "otelcol_receiver_stdout_refused_pushes", "") == 0 {
-		t.Fatal("the queue never refused: the test did not exercise flow control")
-	}
+	checkRefused(t, cfg.metrics)
 	if err := s.Stdin.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -370,5 +365,17 @@ func TestStdinStopWhileInputOpenDeliversWhatWasRead(t *testing.T) {
 	}
 	if n := fake.EventCount("app-logs"); n != 2 {
 		t.Fatalf("%d events, want 2", n)
+	}
+}
+
+// checkRefused fails the test unless the sidecar serving its metrics at addr
+// counted a push its pipeline refused. Pauses as short as the flow-control
+// tests' (about one slow request) are not logged, so the counter is the
+// evidence that the test exercised flow control.
+func checkRefused(t *testing.T, addr string) {
+	t.Helper()
+	_, port, _ := strings.Cut(addr, ":")
+	if scrapeCounter(port, "otelcol_receiver_stdout_refused_pushes", "") == 0 {
+		t.Fatal("the queue never refused: the test did not exercise flow control")
 	}
 }
