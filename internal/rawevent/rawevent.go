@@ -25,8 +25,9 @@
 // A body may hold raw newlines between the object's tokens, which the
 // exporter turns into spaces (an event is one NDJSON line), unless its scope
 // is named OneLineScopeName: the receiver says so when the transport cut
-// its lines at every newline (stdin, CRI and raw files), and the exporter
-// then does not look for any.
+// its lines at every newline (stdin, CRI and raw files) or it found none in
+// the batch's JSON lines (Fluent Forward, docker json-file), and the
+// exporter then does not look for any.
 package rawevent
 
 import (

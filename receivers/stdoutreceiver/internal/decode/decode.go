@@ -148,6 +148,10 @@ type Decoder struct {
 	// by one.
 	jsonStream   string
 	mixedStreams bool
+	// Whether the batch's lines may hold newlines (its transport did not
+	// cut them at every one), and whether a JSON line's body did: build
+	// marks the raw scopes one-line when none did.
+	mayHoldNewlines, rawNewline bool
 }
 
 // decodedLine is one decoded line waiting to be written into plog as a log
@@ -189,6 +193,7 @@ func (d *Decoder) Decode(b stream.Batch, resource []stream.Attr, now time.Time) 
 	out := Output{Logs: plog.NewLogs()}
 	out.Stats.Lines = len(b.Lines)
 	d.buf, d.recs = d.buf[:0], d.recs[:0]
+	d.mayHoldNewlines, d.rawNewline = !b.OneLine, false
 	for i := range b.Lines {
 		d.line(&b.Lines[i], now, &out, resource)
 	}
@@ -281,6 +286,12 @@ func (d *Decoder) line(l *stream.Line, now time.Time, out *Output, resource []st
 		}
 		out.Stats.JSON++
 		r.raw = true
+		// Valid JSON holds a raw newline only as whitespace between
+		// tokens; the line is in cache now, where the exporter's scan of
+		// every body would read it from the request it writes.
+		if d.mayHoldNewlines && !d.rawNewline {
+			d.rawNewline = bytes.IndexByte(obj[d.obj.start:d.obj.end], '\n') >= 0
+		}
 		d.buf = d.event(d.buf, obj, r, when) // sets r.ts
 	} else {
 		out.Stats.Text++
@@ -644,7 +655,7 @@ func (d *Decoder) build(logs plog.Logs, st *Stats, b stream.Batch, resource []st
 	for i := range d.scopes {
 		sc := &d.scopes[i]
 		sl := rl.ScopeLogs().AppendEmpty()
-		if b.OneLine { // and nothing the decoder writes holds a newline
+		if !d.rawNewline { // and nothing the decoder writes holds a newline
 			rawevent.MarkOneLineScope(sl)
 		} else {
 			rawevent.MarkRawScope(sl)

@@ -716,18 +716,43 @@ func TestBlankAgreesWithTrimSpace(t *testing.T) {
 }
 
 // A batch whose transport cut its lines at every newline gives a one-line
-// raw scope (the decoder writes no newline either); any other a plain one.
-func TestOneLineBatchMarksItsRawScope(t *testing.T) {
-	lines := []stream.Line{{Data: []byte(`{"level":30,"time":1764504000000,"msg":"a"}`)}, {Data: []byte(`{"msg":"no time or level"}`)}}
-	for _, oneLine := range []bool{false, true} {
-		out := New(Options{}).Decode(stream.Batch{Lines: lines, OneLine: oneLine}, nil, testNow)
+// raw scope (the decoder writes no newline either), and so does any other
+// batch whose JSON lines hold none; one whose JSON lines do (whitespace
+// between tokens) gives a plain raw scope, whose bodies the exporter scans.
+func TestRawScopeIsOneLineUnlessABodyHoldsANewline(t *testing.T) {
+	compact := []stream.Line{{Data: []byte(`{"level":30,"time":1764504000000,"msg":"a"}`)}, {Data: []byte(`{"msg":"no time or level"}`)}}
+	spaced := append(slices.Clone(compact), stream.Line{Data: []byte("{\"msg\":\"b\",\n\"level\":30}")}, stream.Line{Data: []byte("text\nline")})
+	for _, tc := range []struct {
+		name             string
+		lines            []stream.Line
+		oneLine, wantOne bool
+	}{
+		{"cut at newlines, compact", compact, true, true},
+		{"not cut, compact", compact, false, true},
+		{"not cut, a JSON line with a newline", spaced, false, false},
+		{"not cut, only a text line with a newline", append(slices.Clone(compact), spaced[3]), false, true},
+	} {
+		out := New(Options{}).Decode(stream.Batch{Lines: tc.lines, OneLine: tc.oneLine}, nil, testNow)
 		sl := out.Logs.ResourceLogs().At(0).ScopeLogs().At(0)
-		if !rawevent.IsRawScope(sl) || rawevent.IsOneLineScope(sl) != oneLine {
-			t.Errorf("batch one-line %v: scope %q", oneLine, sl.Scope().Name())
+		if !rawevent.IsRawScope(sl) || rawevent.IsOneLineScope(sl) != tc.wantOne {
+			t.Errorf("%s: scope %q, want one-line %v", tc.name, sl.Scope().Name(), tc.wantOne)
 		}
-		for i := range sl.LogRecords().Len() {
-			if body := sl.LogRecords().At(i).Body().Str(); strings.Contains(body, "\n") {
-				t.Errorf("body %q holds a newline", body)
+		checkOneLineScopes(t, out.Logs)
+	}
+}
+
+// checkOneLineScopes fails if a one-line raw scope's body holds a newline.
+func checkOneLineScopes(t *testing.T, logs plog.Logs) {
+	t.Helper()
+	for _, rl := range logs.ResourceLogs().All() {
+		for _, sl := range rl.ScopeLogs().All() {
+			if !rawevent.IsOneLineScope(sl) {
+				continue
+			}
+			for _, lr := range sl.LogRecords().All() {
+				if body := lr.Body().Str(); strings.Contains(body, "\n") {
+					t.Fatalf("one-line scope's body %q holds a newline", body)
+				}
 			}
 		}
 	}

@@ -35,6 +35,7 @@ func FuzzDecode(f *testing.F) {
 		if s.JSON+s.Text+s.SpanLines+s.Empty != 1 {
 			t.Fatalf("line not accounted for exactly once: %+v", s)
 		}
+		checkOneLineScopes(t, out.Logs)
 		if s.SpanLines == 1 || s.Empty == 1 {
 			return
 		}
