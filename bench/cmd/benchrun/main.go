@@ -113,7 +113,7 @@ func run(o options) error {
 		if sc.sidecarOnly {
 			colls = colls[:1]
 		}
-		for rep := range max(o.repeat, 1) {
+		for rep := range max(o.repeat, sc.runs, 1) {
 			for _, coll := range colls {
 				for _, ph := range phases {
 					var r result
