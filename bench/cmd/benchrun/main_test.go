@@ -93,3 +93,18 @@ gc is a word here @8s too
 		t.Fatalf("gcCycles without gctrace = %d", got)
 	}
 }
+
+// Only the scenarios the Forward goals compare run three times: a variant
+// with a peak-RSS budget (Axiom slow or down, the disk buffer) must not
+// inherit it, since the report keeps one run of three.
+func TestOnlyTheForwardGoalsScenariosRunThreeTimes(t *testing.T) {
+	var got []string
+	for _, sc := range scenarios(options{}) {
+		if sc.runs > 1 {
+			got = append(got, sc.name)
+		}
+	}
+	if want := []string{"logs-stdin", "logs-forward", "logs-forward-batch"}; !slices.Equal(got, want) {
+		t.Errorf("scenarios run more than once: %v, want %v", got, want)
+	}
+}

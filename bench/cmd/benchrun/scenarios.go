@@ -61,7 +61,8 @@ type scenario struct {
 	// load offers the load; rate 0 means as fast as possible.
 	load func(ctx context.Context, env *runEnv, in inputs, rate int, sent *atomic.Int64) error
 	note string
-	// runs is how many times its phases run at least (see -repeat).
+	// runs is how many times its phases run at least (see -repeat); its
+	// variants (axiomFault, withDisk) do not inherit it.
 	runs int
 }
 
@@ -182,6 +183,7 @@ const (
 func axiomFault(sc scenario, mode string) scenario {
 	sc.name += "-" + mode
 	sc.axiom, sc.maxOnly = mode, true
+	sc.runs = 0 // a peak-RSS budget takes one run, not a median
 	sc.sidecar.shippedWhenFull = true
 	switch mode {
 	case sinkSlow:
@@ -203,7 +205,7 @@ func withDisk(sc scenario) scenario {
 	sc.title += ", disk buffer on"
 	sc.sidecar.disk = true
 	sc.baseline = inputs{}
-	sc.sidecarOnly = true
+	sc.sidecarOnly, sc.runs = true, 0
 	return sc
 }
 
