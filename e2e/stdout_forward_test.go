@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fluent/fluent-logger-golang/fluent"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/sidecarhq/sidecar/internal/axiomtest"
 )
@@ -384,4 +388,82 @@ func TestStdoutForwardHugeSplitLineKeepsItsFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHugeLineCut(t, fake.Events("app-logs"), map[string]any{"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"})
+}
+
+// A record whose JSON log holds raw newlines between its tokens (as a
+// multiline parser joins `JSON.stringify(obj, null, 2)` output) arrives as
+// one event with its fields, and every request is NDJSON line by line (the
+// fake Axiom reads a body as a stream of values, so a proxy in front checks
+// each line): the decoder keeps such a batch's raw scope off one-line, so
+// the exporter's own scan turns those newlines into spaces.
+func TestStdoutForwardSpacedJSONArrivesWhole(t *testing.T) {
+	fake := axiomtest.NewForTest(t)
+	var brokenLines atomic.Int64
+	strict := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Error(err)
+		}
+		if r.Header.Get("Content-Encoding") == "zstd" {
+			dec, _ := zstd.NewReader(nil)
+			plain, err := dec.DecodeAll(body, nil)
+			dec.Close()
+			if err != nil {
+				t.Error(err)
+			}
+			for line := range bytes.Lines(plain) {
+				if line = bytes.TrimSpace(line); len(line) > 0 && !json.Valid(line) {
+					brokenLines.Add(1)
+				}
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		fake.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(strict.Close)
+	addr := FreeAddr(t)
+	s := StartSidecar(t, forwardConfig(addr, socketPath(t), strict.URL, nil).yaml())
+	s.WaitListening(t, addr)
+	host, portStr, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portStr)
+	logger := newFluentLogger(t, fluent.Config{FluentHost: host, FluentPort: port})
+	const n = 50
+	postLines(t, logger, "tcp", n)
+	spaced := "{\n  \"level\": 30,\n  \"time\": 1767225600999,\n  \"spaced\": true,\n  \"nested\": {\n    \"a\": [1,\n 2]\n  },\n  \"msg\": \"pretty\"\n}"
+	rec := map[string]string{"container_id": fwdContainerID, "container_name": "/ecs-app-tcp", "source": "stdout", "log": spaced}
+	if err := logger.PostWithTime("app-firelens-tcp", time.UnixMilli(1767225600999), rec); err != nil {
+		t.Fatal(err)
+	}
+	postLines(t, logger, "tcp", n)
+	if err := logger.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const want = 2*(n+1) + 1
+	if err := fake.WaitEvents("app-logs", want, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.Stop(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if got := brokenLines.Load(); got != 0 {
+		t.Errorf("%d request lines were not a JSON value each", got)
+	}
+	events := fake.Events("app-logs")
+	if len(events) != want {
+		t.Fatalf("%d events, want %d", len(events), want)
+	}
+	found := 0
+	for _, ev := range events {
+		if ev["spaced"] != true {
+			continue
+		}
+		found++
+		nested, _ := ev["nested"].(map[string]any)
+		if ev["msg"] != "pretty" || ev["level"] != "info" || fmt.Sprint(nested["a"]) != "[1 2]" {
+			t.Errorf("spaced event arrived changed: %v", ev)
+		}
+	}
+	if found != 1 {
+		t.Errorf("spaced event arrived %d times, want once", found)
+	}
 }
