@@ -51,7 +51,7 @@ func main() {
 	flag.StringVar(&o.onlyPhase, "phase", "", "run only this phase of each scenario: fixed or max (default: both)")
 	flag.BoolVar(&o.reportOnly, "report-only", false, "rewrite the report from -out/results.json without running anything")
 	flag.StringVar(&o.command, "command", strings.Join(os.Args, " "), "command line recorded in RESULTS.md")
-	flag.IntVar(&o.repeat, "repeat", 1, "runs of every phase, sidecar and baseline alternating; the report takes each figure from the median run")
+	flag.IntVar(&o.repeat, "repeat", 1, "runs of every phase (logs-stdin and the Forward scenarios run at least 3), sidecar and baseline alternating; the report takes each figure from the median run")
 	var sweepRates string
 	flag.StringVar(&sweepRates, "sweep-rates", "", "instead of the benchmarks: offer the log scenarios' input these lines/s in turn (0: idle) and report CPU ms and wake-ups per second (see sweep.go)")
 	flag.IntVar(&o.sweepRepeat, "sweep-repeat", 3, "with -sweep-rates: how many times the rates are offered (medians)")
