@@ -267,7 +267,7 @@ func (c *conn) handleRecord(rec *fluentRecord) error {
 			s.hasAttrs, s.attrsGen, s.attrsTag = true, c.attrsGen, c.tag
 		}
 	}
-	return c.appendLine(mark, stream.Line{Time: rec.time, Stream: rec.stream, Truncated: rec.truncated})
+	return c.appendLine(mark, rec.time, rec.stream, rec.truncated)
 }
 
 // setAttrs makes attrs the attributes of the lines that follow.
@@ -276,11 +276,17 @@ func (c *conn) setAttrs(attrs []stream.Attr) {
 	c.attrsGen++
 }
 
-// appendLine adds the line whose bytes are arena[mark:].
-func (c *conn) appendLine(mark int, l stream.Line) error {
-	end := len(c.arena)
-	l.Data = c.arena[mark:end:end]
-	c.lines = append(c.lines, l)
+// appendLine adds the line whose bytes are arena[mark:]. It writes the
+// line's fields into c.lines one by one: a stream.Line built whole (as an
+// argument or for append) was built on the stack and copied in 16-byte
+// loads of the 8-byte stores that wrote it, which the CPU cannot forward
+// from its store buffer (1.5% of FireLens-style Forward's CPU at max rate,
+// on one instruction).
+func (c *conn) appendLine(mark int, t time.Time, s string, truncated bool) error {
+	end, n := len(c.arena), len(c.lines)
+	c.lines = slices.Grow(c.lines, 1)[:n+1]
+	l := &c.lines[n]
+	l.Data, l.Time, l.Stream, l.Truncated = c.arena[mark:end:end], t, s, truncated
 	if len(c.lines) >= maxBatchLines {
 		return c.flush()
 	}
@@ -492,7 +498,7 @@ func (c *conn) emitPartial(p *pending) error {
 	if p.truncated {
 		c.s.countTruncated()
 	}
-	l := stream.Line{Time: p.time, Stream: p.stream, Truncated: p.truncated}
+	t, s, truncated := p.time, p.stream, p.truncated
 	c.partials.release(p)
-	return c.appendLine(mark, l)
+	return c.appendLine(mark, t, s, truncated)
 }
