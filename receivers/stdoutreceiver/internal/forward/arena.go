@@ -15,18 +15,20 @@ func arenaSize(maxLine int) int { return max(minArenaBytes, maxLine+stream.SkimO
 // busy again; more idle ones are left to the GC.
 const maxIdleArenas = 8
 
-// arenaPool hands out the connections' line buffers, all of one size. A
-// connection holds one only while its client is sending: docker keeps a
-// connection per container open for its whole life, mostly idle. Unlike a
-// sync.Pool it is not emptied by every GC, which made busy connections
-// allocate and zero a fresh buffer per GC cycle.
-type arenaPool struct {
-	size int
-	mu   sync.Mutex
-	free [][]byte
+// bufferPool hands out buffers of one size: the connections' line buffers
+// (arenas), and the read buffers of the connections whose clients are
+// ahead of them (streamReadSize). A connection holds one only while its
+// client is sending: docker keeps a connection per container open for its
+// whole life, mostly idle. Unlike a sync.Pool it is not emptied by every
+// GC, which made busy connections allocate and zero a fresh buffer per GC
+// cycle. It keeps at most maxIdle buffers.
+type bufferPool struct {
+	size, maxIdle int
+	mu            sync.Mutex
+	free          [][]byte
 }
 
-func (p *arenaPool) get() []byte {
+func (p *bufferPool) get() []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if n := len(p.free); n > 0 {
@@ -38,10 +40,10 @@ func (p *arenaPool) get() []byte {
 	return make([]byte, 0, p.size)
 }
 
-func (p *arenaPool) put(b []byte) {
+func (p *bufferPool) put(b []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.free) < maxIdleArenas && cap(b) == p.size {
+	if len(p.free) < p.maxIdle && cap(b) == p.size {
 		p.free = append(p.free, b[:0])
 	}
 }

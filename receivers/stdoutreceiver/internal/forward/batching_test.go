@@ -111,7 +111,7 @@ func TestBackToBackFramesAreOneBatch(t *testing.T) {
 // next busy one: a sync.Pool, emptied by every GC, made busy connections
 // allocate and zero a fresh 512 KiB buffer per GC cycle.
 func TestArenaReusedAcrossGC(t *testing.T) {
-	p := arenaPool{size: 1 << 10}
+	p := bufferPool{size: 1 << 10, maxIdle: maxIdleArenas}
 	a := p.get()
 	if cap(a) != p.size {
 		t.Fatalf("arena of %d bytes, want %d", cap(a), p.size)

@@ -39,7 +39,7 @@ func NewEntries(set Settings, sink stream.Sink) *Entries {
 	if s.maxLine <= 0 {
 		s.maxLine = stream.DefaultMaxLineBytes
 	}
-	s.arenas.size = arenaSize(s.maxLine)
+	s.initPools()
 	e := &Entries{s: s}
 	e.c = &conn{s: s, w: io.Discard, maxLine: s.maxLine}
 	e.c.r = msgp.NewReaderSize(&e.src, readBufferSize)

@@ -21,7 +21,7 @@ import (
 // Limits that keep a hostile or broken client from making us allocate: the
 // frame is decoded as a stream, so only these values are ever held whole.
 const (
-	readBufferSize = 64 << 10
+	readBufferSize = 64 << 10 // and streamReadSize while the client is ahead
 	maxDepth       = 32       // nesting of values we skip
 	maxTagBytes    = 1 << 10  // a tag longer than this is a bad frame
 	maxKeyBytes    = 256      // record keys longer than this are skipped

@@ -94,7 +94,10 @@ type Server struct {
 	maxLine int
 	// arenas are the connections' line buffers, taken while a client
 	// sends: room for a whole line, and for large batches of short ones.
-	arenas arenaPool
+	arenas bufferPool
+	// readBufs are the read buffers of connections whose clients are
+	// ahead of them (streamReadSize).
+	readBufs bufferPool
 
 	sinkCtx    context.Context
 	cancelSink context.CancelFunc
@@ -130,9 +133,14 @@ func New(cfg Config, set Settings, sink stream.Sink) (*Server, error) {
 	if s.maxLine <= 0 {
 		s.maxLine = stream.DefaultMaxLineBytes
 	}
-	s.arenas.size = arenaSize(s.maxLine)
+	s.initPools()
 	s.sinkCtx, s.cancelSink = context.WithCancel(context.Background())
 	return s, nil
+}
+
+func (s *Server) initPools() {
+	s.arenas = bufferPool{size: arenaSize(s.maxLine), maxIdle: maxIdleArenas}
+	s.readBufs = bufferPool{size: streamReadSize, maxIdle: maxIdleReadBufs}
 }
 
 // Start binds the listeners (an error if one cannot be bound) and serves in

@@ -26,9 +26,26 @@ type source struct {
 	// waitRead is that read when it can be made without telling the
 	// scheduler (see newWaitRead); nil: r.Read.
 	waitRead func(p []byte) (int, error)
+	// carry is read before the client: what the read buffer the
+	// connection left still held (conn.fitReadBuffer).
+	carry []byte
+	// full is set when the last read of the client filled the buffer: it
+	// holds more, the client is ahead.
+	full bool
 }
 
 func (s *source) Read(p []byte) (int, error) {
+	if len(s.carry) > 0 {
+		n := copy(p, s.carry)
+		s.carry = s.carry[n:]
+		return n, nil
+	}
+	n, err := s.read(p)
+	s.full = n > 0 && n == len(p)
+	return n, err
+}
+
+func (s *source) read(p []byte) (int, error) {
 	if s.tryRead != nil {
 		if n, err, ok := s.tryRead(p); ok {
 			return n, err
