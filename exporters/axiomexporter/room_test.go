@@ -40,9 +40,11 @@ func TestFloorIsAtMostTheWeight(t *testing.T) {
 }
 
 // An offer that cannot fit beside what the queue holds is refused without
-// reaching the queue: by its floor, or by the weight the queue found when
-// it refused the same data. Never while the queue holds nothing, and data
-// that fits goes to the queue, which alone admits (and weighs) it.
+// reaching the queue: by its floor, or by the figure its refusal carried
+// when the receiver retries after it (the floor, or the weight the queue
+// found), however many other offers came between. Never while the queue
+// holds nothing, and data that fits goes to the queue, which alone admits
+// (and weighs) it.
 func TestRoomRefusesWhatCannotFitWithoutWeighing(t *testing.T) {
 	w := newLogsWeigher(2 << 20)
 	ld := pinoLines(100)
@@ -62,11 +64,17 @@ func TestRoomRefusesWhatCannotFitWithoutWeighing(t *testing.T) {
 		}
 		return nil
 	}
-	offer := func(ld plog.Logs) error { return room.offer(context.Background(), ld, push) }
-	expect := func(step string, ld plog.Logs, wantPush bool, wantErr error) {
+	// expect offers ld, retrying after the refusal after when not nil, and
+	// returns the offer's refusal.
+	expect := func(step string, ld plog.Logs, after error, wantPush bool, wantErr error) error {
 		t.Helper()
+		ctx := context.Background()
+		if after != nil {
+			ctx = backpressure.Retry(ctx, after)
+		}
 		before := pushes
-		if err := offer(ld); !errors.Is(err, wantErr) || (err == nil) != (wantErr == nil) {
+		err := room.offer(ctx, ld, push)
+		if !errors.Is(err, wantErr) || (err == nil) != (wantErr == nil) {
 			t.Errorf("%s: offer returned %v, want %v", step, err, wantErr)
 		} else if err != nil && backpressure.Freed(err) == nil {
 			t.Errorf("%s: a refusal for want of room does not say when there is room", step)
@@ -74,24 +82,31 @@ func TestRoomRefusesWhatCannotFitWithoutWeighing(t *testing.T) {
 		if got := pushes > before; got != wantPush {
 			t.Errorf("%s: reached the queue: %v, want %v", step, got, wantPush)
 		}
+		return err
 	}
 
 	full = true
-	expect("empty queue, too heavy even so", ld, true, exporterhelper.ErrQueueIsFull)
-	expect("empty queue again: never refused here", ld, true, exporterhelper.ErrQueueIsFull)
+	refused := expect("empty queue, too heavy even so", ld, nil, true, exporterhelper.ErrQueueIsFull)
+	expect("empty queue again: never refused here", ld, refused, true, exporterhelper.ErrQueueIsFull)
 	full = false
 	ld = pinoLines(100) // the same records, not the data refused above
 	room.add(room.capacity - floor + 1)
-	expect("floor does not fit", ld, false, exporterhelper.ErrQueueIsFull)
-	expect("again", ld, false, exporterhelper.ErrQueueIsFull)
+	refused = expect("floor does not fit", ld, nil, false, exporterhelper.ErrQueueIsFull)
+	expect("retried after it", ld, refused, false, exporterhelper.ErrQueueIsFull)
 	room.add(-1)
 	full = true
-	expect("floor fits: the queue decides", ld, true, exporterhelper.ErrQueueIsFull)
+	refused = expect("floor fits: the queue decides", ld, nil, true, exporterhelper.ErrQueueIsFull)
 	full = false
-	expect("its weight, found by the queue, does not fit", ld, false, exporterhelper.ErrQueueIsFull)
+	expect("retried: its weight, found by the queue, does not fit", ld, refused, false, exporterhelper.ErrQueueIsFull)
 	other := pinoLines(1)
-	expect("other data that fits", other, true, nil)
-	expect("the refused data, forgotten once other data came: its floor fits", ld, true, nil)
+	expect("other data that fits", other, nil, true, nil)
+	expect("retried after other offers: the weight is still carried", ld, refused, false, exporterhelper.ErrQueueIsFull)
+	expect("offered anew: only its floor counts", ld, nil, true, nil)
+	lone := pinoLines(100)
+	expect("retried after the refusal of other data: only its floor counts", lone, refused, true, nil)
+	otherRoom := &queueRoom{capacity: room.capacity, w: w}
+	byOtherRoom := otherRoom.refuse(exporterhelper.ErrQueueIsFull, nil, lone, 1<<40)
+	expect("retried after another room's refusal: only its floor counts", lone, byOtherRoom, true, nil)
 	room.add(-(room.capacity - floor))
 	if room.held != 0 {
 		t.Fatalf("held %d after every Unref", room.held)

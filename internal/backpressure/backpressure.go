@@ -14,6 +14,7 @@
 package backpressure
 
 import (
+	"context"
 	"errors"
 	"sync"
 )
@@ -68,4 +69,21 @@ func Freed(err error) <-chan struct{} {
 		return f.freed
 	}
 	return nil
+}
+
+type refusalKey struct{}
+
+// Retry returns ctx for offering again the data that err refused, so that
+// the consumer finds its refusal there (Refusal): a refusal may carry what
+// the consumer found out about the data (the axiom exporter leaves its
+// weight), which it then need not find out again. The note lives as long as
+// the retry, so a consumer keeps nothing of data it refused.
+func Retry(ctx context.Context, err error) context.Context {
+	return context.WithValue(ctx, refusalKey{}, err)
+}
+
+// Refusal is the refusal ctx retries after (Retry), or nil.
+func Refusal(ctx context.Context) error {
+	err, _ := ctx.Value(refusalKey{}).(error)
+	return err
 }

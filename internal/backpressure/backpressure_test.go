@@ -1,6 +1,7 @@
 package backpressure
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -45,5 +46,22 @@ func TestFreedOfAnError(t *testing.T) {
 	}
 	if Freed(full) != nil || Freed(nil) != nil {
 		t.Fatal("a refusal without Full has no channel")
+	}
+}
+
+// A retry's context carries the refusal it retries after, and a first
+// offer's none.
+func TestRetryCarriesTheRefusal(t *testing.T) {
+	ctx := context.Background()
+	if Refusal(ctx) != nil {
+		t.Fatal("a first offer carries a refusal")
+	}
+	first, second := errors.New("refused once"), errors.New("refused twice")
+	retry := Retry(ctx, first)
+	if Refusal(retry) != first {
+		t.Fatalf("Refusal = %v, want %v", Refusal(retry), first)
+	}
+	if Refusal(Retry(retry, second)) != second {
+		t.Fatal("a later retry does not carry its own refusal")
 	}
 }

@@ -460,8 +460,13 @@ func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(conte
 	backoff := backpressure.Backoff{First: r.retryFirst, Max: r.retryMax}
 	var since time.Time
 	logged := false
+	var refused error // the last refusal, which the next push retries after
 	for attempt := 0; ; attempt++ {
-		err := push(ctx)
+		pctx := ctx
+		if refused != nil {
+			pctx = backpressure.Retry(ctx, refused)
+		}
+		err := push(pctx)
 		if err == nil || consumererror.IsPermanent(err) {
 			if attempt > 0 && err == nil {
 				if logged {
@@ -479,6 +484,7 @@ func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(conte
 			}
 			return err
 		}
+		refused = err
 		r.metrics.recordRefused(ctx)
 		if attempt == 0 {
 			since = time.Now()

@@ -106,3 +106,30 @@ func TestRetryLogsOnlyAPauseThatLasts(t *testing.T) {
 		})
 	}
 }
+
+// Each push after a refusal carries that refusal (backpressure.Refusal):
+// the consumer may have left there what it found out about the data, and
+// nothing of it is kept past the retry.
+func TestRetryCarriesTheLastRefusal(t *testing.T) {
+	f := NewFactory()
+	r, err := newReceiver(receivertest.NewNopSettings(f.Type()), stdinConfig(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.retryFirst, r.retryMax = time.Millisecond, time.Millisecond
+	refusals := []error{errors.New("refused 1"), errors.New("refused 2")}
+	var carried []error
+	err = r.retry(context.Background(), 1, func(ctx context.Context) error {
+		carried = append(carried, backpressure.Refusal(ctx))
+		if n := len(carried); n <= len(refusals) {
+			return refusals[n-1]
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []error{nil, refusals[0], refusals[1]}; !slices.Equal(carried, want) {
+		t.Errorf("pushes carried %v, want %v", carried, want)
+	}
+}

@@ -70,6 +70,21 @@ type Batch struct {
 	Dropped func(why Reason)
 	// Done, if set, runs once the batch was pushed or dropped.
 	Done func()
+
+	// refusal is the pipeline's last refusal of the batch: its next push
+	// retries after it (backpressure.Retry), so that the consumer may find
+	// what it found out of the batch then.
+	refusal error
+}
+
+// push pushes the batch, retrying after its last refusal, if any.
+func (b *Batch) push(ctx context.Context) error {
+	if b.refusal != nil {
+		ctx = backpressure.Retry(ctx, b.refusal)
+	}
+	err := b.Push(ctx)
+	b.refusal = err
+	return err
 }
 
 // Reason says why a batch was dropped.
@@ -127,7 +142,7 @@ func (b *Buffer) Put(ctx context.Context, batch Batch) {
 	idle, closed := len(b.waiting) == 0, b.closed
 	b.mu.Unlock()
 	if idle || closed {
-		err := batch.Push(ctx)
+		err := batch.push(ctx)
 		if err == nil {
 			finish(&batch)
 			return
@@ -220,7 +235,7 @@ func (b *Buffer) run() {
 				return
 			}
 		}
-		err := head.Push(ctx)
+		err := head.push(ctx)
 		b.mu.Lock()
 		b.pushing = false
 		if err == nil {
@@ -265,7 +280,7 @@ func (b *Buffer) Close(ctx context.Context) {
 			}
 			var err error
 			if ctx.Err() == nil {
-				err = head.Push(ctx)
+				err = head.push(ctx)
 			} else {
 				err = ctx.Err()
 			}

@@ -3,9 +3,12 @@ package whenfull
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sidecarhq/sidecar/internal/backpressure"
 )
 
 // pipeline is a fake pipeline that refuses while closed and records the
@@ -157,5 +160,37 @@ func TestPolicyNames(t *testing.T) {
 	}
 	if err := p.UnmarshalText([]byte("drop")); err == nil {
 		t.Error("unknown policy accepted")
+	}
+}
+
+// The buffer's push of its head after a refusal carries that refusal
+// (backpressure.Refusal); a push of another batch carries none.
+func TestPushAfterARefusalCarriesIt(t *testing.T) {
+	b := newBuffer(t, DropNewest, 1000)
+	refused := errors.New("refused")
+	var mu sync.Mutex
+	var carried []error
+	pushes := 0
+	push := func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		carried = append(carried, backpressure.Refusal(ctx))
+		if pushes++; pushes == 1 {
+			return refused
+		}
+		return nil
+	}
+	done := make(chan struct{}, 2)
+	b.Put(context.Background(), Batch{Bytes: 100, Push: push, Dropped: func(Reason) {}, Done: func() { done <- struct{}{} }})
+	<-done
+	b.Put(context.Background(), Batch{Bytes: 100, Push: push, Dropped: func(Reason) {}, Done: func() { done <- struct{}{} }})
+	<-done
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b.Close(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []error{nil, refused, nil}; !slices.Equal(carried, want) {
+		t.Errorf("pushes carried %v, want %v", carried, want)
 	}
 }
