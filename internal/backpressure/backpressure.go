@@ -77,8 +77,12 @@ type refusalKey struct{}
 // the consumer finds its refusal there (Refusal): a refusal may carry what
 // the consumer found out about the data (the axiom exporter leaves its
 // weight), which it then need not find out again. The note lives as long as
-// the retry, so a consumer keeps nothing of data it refused.
+// the retry, so a consumer keeps nothing of data it refused. A nil err (a
+// first offer) leaves ctx as it is.
 func Retry(ctx context.Context, err error) context.Context {
+	if err == nil {
+		return ctx
+	}
 	return context.WithValue(ctx, refusalKey{}, err)
 }
 

@@ -53,8 +53,8 @@ func TestFreedOfAnError(t *testing.T) {
 // offer's none.
 func TestRetryCarriesTheRefusal(t *testing.T) {
 	ctx := context.Background()
-	if Refusal(ctx) != nil {
-		t.Fatal("a first offer carries a refusal")
+	if Refusal(ctx) != nil || Retry(ctx, nil) != ctx {
+		t.Fatal("a first offer carries a refusal, or Retry without one changed ctx")
 	}
 	first, second := errors.New("refused once"), errors.New("refused twice")
 	retry := Retry(ctx, first)

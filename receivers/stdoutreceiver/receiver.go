@@ -462,11 +462,7 @@ func (r *stdoutReceiver) retry(ctx context.Context, records int, push func(conte
 	logged := false
 	var refused error // the last refusal, which the next push retries after
 	for attempt := 0; ; attempt++ {
-		pctx := ctx
-		if refused != nil {
-			pctx = backpressure.Retry(ctx, refused)
-		}
-		err := push(pctx)
+		err := push(backpressure.Retry(ctx, refused))
 		if err == nil || consumererror.IsPermanent(err) {
 			if attempt > 0 && err == nil {
 				if logged {

@@ -163,20 +163,11 @@ func (c *conn) fitReadBuffer() {
 		c.src.carry, _ = c.small.Peek(c.small.Buffered())
 		c.r.R = fwd.NewReaderBuf(c.src, c.streamBuf)
 	case c.streamBuf != nil && !c.src.full && c.r.R.Buffered() == 0:
-		c.releaseReadBuffer()
+		c.s.readBufs.put(c.streamBuf)
+		c.streamBuf = nil
+		c.small.Reset(c.src)
+		c.r.R = c.small
 	}
-}
-
-// releaseReadBuffer reads through the small buffer again, and gives the
-// large one back; only when the large one holds nothing more.
-func (c *conn) releaseReadBuffer() {
-	if c.streamBuf == nil {
-		return
-	}
-	c.s.readBufs.put(c.streamBuf)
-	c.streamBuf = nil
-	c.small.Reset(c.src)
-	c.r.R = c.small
 }
 
 // hold pauses until the next tick when the client has sent nothing more,

@@ -79,10 +79,7 @@ type Batch struct {
 
 // push pushes the batch, retrying after its last refusal, if any.
 func (b *Batch) push(ctx context.Context) error {
-	if b.refusal != nil {
-		ctx = backpressure.Retry(ctx, b.refusal)
-	}
-	err := b.Push(ctx)
+	err := b.Push(backpressure.Retry(ctx, b.refusal))
 	b.refusal = err
 	return err
 }
